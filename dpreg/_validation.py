@@ -1,0 +1,160 @@
+"""Parameter and data validation shared by every estimator and mechanism.
+
+All checks raise :class:`ValueError` with a message that names the offending parameter, so a
+user sees *what* is wrong at ``fit`` (or at mechanism construction) rather than deep inside a
+sampler.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from .exceptions import PrivacyLeakWarning
+
+NAMED_NORMS = ("l1", "l2", "linf")
+
+
+def check_epsilon(epsilon, name="epsilon"):
+    """Return ``epsilon`` as a float, requiring a finite positive number."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise ValueError(f"{name} must be a positive real number, got {epsilon!r}.")
+    epsilon = float(epsilon)
+    if not np.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}.")
+    return epsilon
+
+
+def check_delta(delta, name="delta", allow_zero=True):
+    """Return ``delta`` as a float in [0, 1) (or (0, 1) when ``allow_zero`` is False)."""
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise ValueError(f"{name} must be a real number in [0, 1), got {delta!r}.")
+    delta = float(delta)
+    if not np.isfinite(delta) or delta < 0 or delta >= 1:
+        raise ValueError(f"{name} must lie in [0, 1), got {delta!r}.")
+    if not allow_zero and delta == 0:
+        raise ValueError(f"{name} must be > 0 for this mechanism, got 0.")
+    return delta
+
+
+def check_sensitivity(sensitivity, name="sensitivity"):
+    """Return a finite, positive sensitivity as a float."""
+    return check_epsilon(sensitivity, name=name)
+
+
+def check_dim(dim, name="dim"):
+    """Return ``dim`` as a positive int."""
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
+        raise ValueError(f"{name} must be a positive integer, got {dim!r}.")
+    return int(dim)
+
+
+def check_norm(norm, allowed=NAMED_NORMS, allow_p=True, allow_ball=True):
+    """Canonicalise a ``norm=`` argument.
+
+    Returns one of the strings in ``allowed``, a float ``p >= 1`` (``inf`` maps to ``"linf"``,
+    1 to ``"l1"``, 2 to ``"l2"``), or a ball object (anything with ``norm``, ``dim`` and
+    ``sample_uniform``).
+    """
+    if isinstance(norm, str):
+        key = norm.lower()
+        if key in ("inf", "max"):
+            key = "linf"
+        if key in allowed:
+            return key
+        raise ValueError(f"Unknown norm {norm!r}; expected one of {list(allowed)}" + (
+            ", a number p >= 1" if allow_p else "") + (", or a ball" if allow_ball else "") + ".")
+    if allow_p and isinstance(norm, numbers.Real) and not isinstance(norm, bool):
+        p = float(norm)
+        if np.isnan(p) or p < 1:
+            raise ValueError(f"An lp norm needs p >= 1, got {norm!r}.")
+        if np.isinf(p):
+            return "linf"
+        if p == 1:
+            return "l1"
+        if p == 2:
+            return "l2"
+        return p
+    if allow_ball and all(hasattr(norm, a) for a in ("norm", "dim", "sample_uniform")):
+        return norm
+    raise ValueError(f"Invalid norm {norm!r}; expected one of {list(allowed)}" + (
+        ", a number p >= 1" if allow_p else "") + (", or a ball" if allow_ball else "") + ".")
+
+
+def check_random_state(random_state):
+    """Turn ``random_state`` (None, int, RandomState or Generator) into a ``numpy`` Generator.
+
+    A ``RandomState`` seeds a fresh Generator from its own stream, so repeated calls with the
+    same seeded ``RandomState`` are reproducible, as scikit-learn users expect.
+    """
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
+        if isinstance(random_state, bool):
+            raise ValueError("random_state must be None, an int, a RandomState or a Generator.")
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    raise ValueError(
+        f"random_state must be None, an int, a RandomState or a Generator, got {random_state!r}."
+    )
+
+
+def check_bounds(bounds, n_features, X=None, name="bounds"):
+    """Validate ``bounds = (lower, upper)`` for ``n_features`` columns.
+
+    ``lower``/``upper`` may be scalars or arrays of length ``n_features``. When ``bounds`` is
+    None and data ``X`` is given, the bounds are read from the data with a
+    :class:`~dpreg.exceptions.PrivacyLeakWarning` (this is *not* differentially private).
+
+    Returns two float arrays of shape ``(n_features,)``.
+    """
+    if bounds is None:
+        if X is None:
+            raise ValueError(f"{name} must be given.")
+        warnings.warn(
+            f"{name} were not given, so they are computed from the data. This leaks privacy: "
+            f"pass data-independent {name}=(lower, upper) to get the stated guarantee.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 1:
+            X = X[:, None]
+        return X.min(axis=0).astype(float), X.max(axis=0).astype(float)
+    try:
+        lower, upper = bounds
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lower, upper), got {bounds!r}.") from None
+    lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_features,)).copy()
+    upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_features,)).copy()
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        raise ValueError(f"{name} must be finite.")
+    if np.any(lower > upper):
+        raise ValueError(f"{name}: every lower bound must be <= its upper bound.")
+    return lower, upper
+
+
+def scale_to_unit(X, lower, upper):
+    """Clip ``X`` column-wise into ``[lower, upper]`` and map that box affinely onto [-1, 1].
+
+    Columns with ``lower == upper`` map to 0. Clipping (never rejection) is what makes the
+    sensitivity analysis of every estimator hold for arbitrary input.
+    """
+    X = np.asarray(X, dtype=float)
+    lower = np.asarray(lower, dtype=float)
+    upper = np.asarray(upper, dtype=float)
+    mid = (upper + lower) / 2.0
+    half = (upper - lower) / 2.0
+    safe_half = np.where(half > 0, half, 1.0)
+    Z = (np.clip(X, lower, upper) - mid) / safe_half
+    return np.where(half > 0, Z, 0.0)
+
+
+def unit_scaling(lower, upper):
+    """Return ``(mid, half)`` with ``x = mid + half * z`` mapping [-1, 1] back to the bounds."""
+    lower = np.asarray(lower, dtype=float)
+    upper = np.asarray(upper, dtype=float)
+    return (upper + lower) / 2.0, (upper - lower) / 2.0

@@ -1,0 +1,18 @@
+"""Exceptions and warnings raised by dpreg."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Warned when a choice made from the data (e.g. bounds) weakens the privacy guarantee.
+
+    Reading feature bounds from the private data is not differentially private: the bounds
+    themselves leak information. Pass explicit, data-independent bounds to silence this warning.
+    """
+
+
+class BudgetExceededError(ValueError):
+    """Raised by :class:`dpreg.BudgetAccountant` *before* a mechanism touches the data when the
+    requested (epsilon, delta) would exceed the remaining privacy budget."""
+
+
+class PTRTestFailedError(RuntimeError):
+    """Raised when a propose-test-release test fails: nothing is released, the budget is spent."""
