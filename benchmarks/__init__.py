@@ -1,0 +1,1 @@
+"""dpreg benchmarks: accuracy and speed against baselines measured in the same run."""

@@ -1,0 +1,66 @@
+"""Helpers shared by the benchmarks: results folder, CSV/PNG output, diffprivlib baselines.
+
+diffprivlib does not import with the newest scikit-learn, so it is run in a separate
+interpreter (``DPREG_DIFFPRIVLIB_PYTHON``, default ``/work/dpl-venv/bin/python``) through a
+subprocess; the benchmarks skip its columns, with a note, when that interpreter is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import tempfile
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+_WORKER = r"""
+import pickle, sys, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+import diffprivlib.models as dm
+jobs = pickle.load(open(sys.argv[1], "rb"))
+out = []
+for name, kwargs, X, y in jobs:
+    model = getattr(dm, name)(**kwargs).fit(X, y)
+    out.append((np.asarray(model.coef_, float), np.asarray(model.intercept_, float)))
+pickle.dump(out, open(sys.argv[2], "wb"))
+"""
+
+
+def diffprivlib_python():
+    """Path of the interpreter that has diffprivlib, or None when it is not available."""
+    path = os.environ.get("DPREG_DIFFPRIVLIB_PYTHON", "/work/dpl-venv/bin/python")
+    if not Path(path).exists():
+        return None
+    probe = subprocess.run([path, "-c", "import diffprivlib"], capture_output=True)
+    return path if probe.returncode == 0 else None
+
+
+def diffprivlib_fit(jobs):
+    """Fit diffprivlib models in one subprocess.
+
+    ``jobs`` is a list of ``(model_name, init_kwargs, X, y)``, e.g.
+    ``("LinearRegression", {"epsilon": 1.0, "bounds_X": (-1, 1), "bounds_y": (-1, 1)}, X, y)``.
+    Returns a list of ``(coef_, intercept_)`` or None when diffprivlib is unavailable.
+    """
+    python = diffprivlib_python()
+    if python is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "jobs.pkl", Path(tmp) / "out.pkl"
+        with open(src, "wb") as fh:
+            pickle.dump(jobs, fh)
+        subprocess.run([python, "-c", _WORKER, str(src), str(dst)], check=True)
+        with open(dst, "rb") as fh:
+            return pickle.load(fh)
+
+
+def save(df, name, fig=None):
+    """Write ``results/<name>.csv`` (and ``<name>.png`` from a matplotlib figure)."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    df.to_csv(RESULTS / f"{name}.csv", index=False)
+    if fig is not None:
+        fig.savefig(RESULTS / f"{name}.png", dpi=120, bbox_inches="tight")
+    print(f"wrote {RESULTS / (name + '.csv')}" + (" and .png" if fig is not None else ""))
