@@ -64,8 +64,12 @@ def check_norm(norm, allowed=NAMED_NORMS, allow_p=True, allow_ball=True):
             key = "linf"
         if key in allowed:
             return key
-        raise ValueError(f"Unknown norm {norm!r}; expected one of {list(allowed)}" + (
-            ", a number p >= 1" if allow_p else "") + (", or a ball" if allow_ball else "") + ".")
+        raise ValueError(
+            f"Unknown norm {norm!r}; expected one of {list(allowed)}"
+            + (", a number p >= 1" if allow_p else "")
+            + (", or a ball" if allow_ball else "")
+            + "."
+        )
     if allow_p and isinstance(norm, numbers.Real) and not isinstance(norm, bool):
         p = float(norm)
         if np.isnan(p) or p < 1:
@@ -79,8 +83,12 @@ def check_norm(norm, allowed=NAMED_NORMS, allow_p=True, allow_ball=True):
         return p
     if allow_ball and all(hasattr(norm, a) for a in ("norm", "dim", "sample_uniform")):
         return norm
-    raise ValueError(f"Invalid norm {norm!r}; expected one of {list(allowed)}" + (
-        ", a number p >= 1" if allow_p else "") + (", or a ball" if allow_ball else "") + ".")
+    raise ValueError(
+        f"Invalid norm {norm!r}; expected one of {list(allowed)}"
+        + (", a number p >= 1" if allow_p else "")
+        + (", or a ball" if allow_ball else "")
+        + "."
+    )
 
 
 def check_random_state(random_state):

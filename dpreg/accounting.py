@@ -117,8 +117,9 @@ class BudgetAccountant:
 
     def check(self, epsilon, delta=0.0):
         """Raise :class:`BudgetExceededError` if spending ``(epsilon, delta)`` would overrun."""
-        eps_new, delta_new = self.compose(self._ledger + [(float(epsilon), float(delta))],
-                                          self.slack)
+        eps_new, delta_new = self.compose(
+            self._ledger + [(float(epsilon), float(delta))], self.slack
+        )
         tol = 1e-12
         if eps_new > self.epsilon + tol or delta_new > self.delta + tol:
             eps_now, delta_now = self.spent
