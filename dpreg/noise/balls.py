@@ -36,7 +36,7 @@ class Ball:
         return self.norm(x) <= 1.0 + tol
 
     def sample_uniform(self, size=None, random_state=None):
-        """Exact draws from the uniform distribution on K (shape ``(dim,)`` or ``size + (dim,)``)."""
+        """Exact uniform draws on K, of shape ``(dim,)`` (size None) or ``size + (dim,)``."""
         rng = check_random_state(random_state)
         shape, n = _size_shape(size, self.dim)
         return self._sample_uniform(n, rng).reshape(shape)
@@ -75,7 +75,7 @@ class LpBall(Ball):
     >>> from dpreg.noise import LpBall
     >>> ball = LpBall(3, dim=2)
     >>> round(ball.volume(), 4)
-    3.5325
+    3.5333
     >>> bool(ball.contains([0.5, 0.5]))
     True
     """

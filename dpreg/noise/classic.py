@@ -100,7 +100,7 @@ class GaussianMechanism:
     --------
     >>> from dpreg.noise import GaussianMechanism
     >>> mech = GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=1.0)
-    >>> round(mech.sigma, 3)
+    >>> round(mech.sigma, 2)
     3.73
     """
 

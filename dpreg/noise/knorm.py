@@ -25,7 +25,7 @@ import numpy as np
 from scipy import stats
 
 from .._validation import check_dim, check_epsilon, check_random_state, check_sensitivity
-from .balls import L1Ball, _size_shape, make_ball
+from .balls import LpBall, _size_shape, make_ball
 
 
 class KNormMechanism:
@@ -43,6 +43,9 @@ class KNormMechanism:
         Privacy parameter; the release is (epsilon, 0)-DP.
     random_state : None, int, RandomState or Generator
         Seed or generator for reproducible noise.
+    method : {"auto", "polar"}, default="auto"
+        ``"auto"`` uses the fastest exact sampler (iid Laplace for the l1 ball); ``"polar"``
+        always uses the generic ``r * U`` sampler (same law; exposed so tests can compare them).
 
     Examples
     --------
@@ -54,7 +57,10 @@ class KNormMechanism:
     (5, 3)
     """
 
-    def __init__(self, norm, dim, sensitivity, epsilon, random_state=None):
+    def __init__(self, norm, dim, sensitivity, epsilon, random_state=None, method="auto"):
+        if method not in ("auto", "polar"):
+            raise ValueError(f"method must be 'auto' or 'polar', got {method!r}.")
+        self.method = method
         self.dim = check_dim(dim)
         self.ball = make_ball(norm, self.dim)
         self.norm = norm
@@ -64,8 +70,10 @@ class KNormMechanism:
         self._rng = check_random_state(random_state)
 
     def __repr__(self):
-        return (f"KNormMechanism(ball={self.ball!r}, sensitivity={self.sensitivity:g}, "
-                f"epsilon={self.epsilon:g})")
+        return (
+            f"KNormMechanism(ball={self.ball!r}, sensitivity={self.sensitivity:g}, "
+            f"epsilon={self.epsilon:g})"
+        )
 
     @property
     def scale(self):
@@ -79,7 +87,7 @@ class KNormMechanism:
     def sample(self, size=None):
         """Draw noise of shape ``(dim,)`` (``size=None``) or ``size + (dim,)``."""
         shape, n = _size_shape(size, self.dim)
-        if type(self.ball) is L1Ball:
+        if self.method == "auto" and isinstance(self.ball, LpBall) and self.ball.p == 1.0:
             # The l1 K-norm density factorises: iid Laplace(b) coordinates (same law, faster).
             return self._rng.laplace(0.0, self.scale, size=shape)
         r = self._rng.gamma(self.dim + 1.0, self.scale, size=(n, 1))
