@@ -1,0 +1,591 @@
+"""Cross-validated comparison of private estimators with their non-private baselines.
+
+This is the engine behind ``dpreg demo`` and ``dpreg compare``: for each privacy budget
+``epsilon`` in a grid it fits a private estimator on the training part of every
+cross-validation fold, scores it on the held-out part, and does the same once per fold for a
+non-private scikit-learn baseline. The result is a list of plain dictionaries (one per
+``(task, model, epsilon)``) holding the mean and standard deviation of the metric over folds,
+so neither pandas nor matplotlib is needed to run it; :func:`plot_results` draws the utility
+curves when matplotlib is installed.
+
+Privacy accounting
+------------------
+Every private fit spends its own ``epsilon`` on the training part of one fold. Cross-validation
+therefore spends ``n_folds * epsilon`` per grid point on the data set as a whole (folds overlap),
+and the whole grid spends the sum. The comparison is a tool for *choosing* settings on public
+or synthetic data similar to the private data; publishing the table computed on private data
+is not covered by the per-fit guarantee.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import accuracy_score, mean_pinball_loss, r2_score
+from sklearn.model_selection import KFold, StratifiedKFold
+
+from .exceptions import PrivacyLeakWarning, PTRTestFailedError
+
+__all__ = [
+    "CoordinateMedian",
+    "SampleMean",
+    "Task",
+    "evaluate",
+    "format_results",
+    "location_error",
+    "plot_results",
+    "write_csv",
+]
+
+
+class CoordinateMedian:
+    """Non-private coordinate-wise median: the reference location estimator."""
+
+    def fit(self, X, y=None):
+        self.location_ = np.median(np.asarray(X, dtype=float), axis=0)
+        return self
+
+
+class SampleMean:
+    """Non-private sample mean (not robust: shows what contamination does to a mean)."""
+
+    def fit(self, X, y=None):
+        self.location_ = np.mean(np.asarray(X, dtype=float), axis=0)
+        return self
+
+
+def location_error(estimator, X_test):
+    """Standardised distance from a fitted ``location_`` to the held-out coordinate median.
+
+    ``sqrt(mean_j ((location_j - median_j) / s_j)^2)`` where ``median_j`` and ``s_j`` (the
+    normal-consistent MAD) are computed on the test fold. Lower is better; it measures the
+    error in units of a robust standard deviation of the data.
+    """
+    X_test = np.asarray(X_test, dtype=float)
+    med = np.median(X_test, axis=0)
+    mad = 1.4826 * np.median(np.abs(X_test - med), axis=0)
+    mad = np.where(mad > 0, mad, 1.0)
+    diff = (np.asarray(estimator.location_, dtype=float) - med) / mad
+    return float(np.sqrt(np.mean(diff**2)))
+
+
+def _score(metric, quantile=0.5):
+    """Return ``(scorer(estimator, X, y) -> float, greater_is_better)`` for a metric name."""
+    if metric == "r2":
+        return (lambda est, X, y: float(r2_score(y, est.predict(X)))), True
+    if metric == "accuracy":
+        return (lambda est, X, y: float(accuracy_score(y, est.predict(X)))), True
+    if metric == "pinball":
+        return (
+            lambda est, X, y: float(mean_pinball_loss(y, est.predict(X), alpha=quantile))
+        ), False
+    if metric == "location":
+        return (lambda est, X, y: location_error(est, X)), False
+    raise ValueError(f"unknown metric {metric!r}")
+
+
+METRIC_LABELS = {
+    "r2": "R^2 (higher is better)",
+    "accuracy": "accuracy (higher is better)",
+    "pinball": "pinball loss (lower is better)",
+    "location": "error vs held-out median, in robust SDs (lower is better)",
+}
+
+
+@dataclass
+class Task:
+    """One comparison: a data set, a private estimator factory and non-private baselines.
+
+    Parameters
+    ----------
+    name : str
+        Label shown in tables and plots.
+    X, y : arrays
+        The data (``y`` may be None for location estimators).
+    make_private : callable ``(epsilon, random_state) -> estimator``
+        Builds the private estimator for one fit.
+    baselines : dict of name -> callable ``() -> estimator``
+        Non-private baselines, each fitted once per fold.
+    metric : {"r2", "accuracy", "pinball", "location"}
+    private_name : str
+        Name of the private estimator (for display).
+    quantile : float
+        Quantile level of the pinball loss.
+    stratify : bool
+        Use stratified folds (classification).
+    notes : list of str
+        Extra lines printed under the table (bounds used, and so on).
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray | None
+    make_private: Callable
+    baselines: dict
+    metric: str
+    private_name: str
+    quantile: float = 0.5
+    stratify: bool = False
+    notes: list = field(default_factory=list)
+
+
+def _fit_quietly(est, X, y):
+    with warnings.catch_warnings():
+        # Baselines may not converge perfectly and the user was already warned about bounds;
+        # privacy warnings of the private estimator itself are kept.
+        warnings.filterwarnings("ignore", category=UserWarning)
+        warnings.filterwarnings("always", category=PrivacyLeakWarning)
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
+        try:
+            from sklearn.exceptions import ConvergenceWarning
+
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+        except ImportError:  # pragma: no cover
+            pass
+        if y is None:
+            return est.fit(X)
+        return est.fit(X, y)
+
+
+def _summary(values):
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return math.nan, math.nan
+    return float(np.mean(values)), float(np.std(values, ddof=1)) if values.size > 1 else 0.0
+
+
+def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, out=sys.stderr):
+    """Cross-validate every task's private estimator over ``epsilons`` and its baselines.
+
+    Parameters
+    ----------
+    tasks : list of Task
+    epsilons : sequence of float
+    cv : int
+        Number of folds (shuffled, seeded by ``random_state``).
+    repeats : int
+        Private fits per fold and epsilon (different noise draws).
+    random_state : int
+    progress : bool
+        Show a tqdm progress bar on ``out``.
+
+    Returns
+    -------
+    list of dict
+        Keys: ``task, model, kind ("private"/"baseline"), epsilon (nan for baselines), metric,
+        mean, std, n_scores, n_failed, seconds, note``. A private estimator that is not
+        available (``NotImplementedError``) gives one row with ``note`` set and no scores.
+    """
+    from tqdm.auto import tqdm
+
+    epsilons = [float(e) for e in epsilons]
+    total = sum(cv * (len(t.baselines) + len(epsilons) * repeats) for t in tasks)
+    bar = tqdm(total=total, disable=not progress, file=out, desc="fitting", unit="fit")
+    rows = []
+    try:
+        for t_index, task in enumerate(tasks):
+            scorer, _ = _score(task.metric, task.quantile)
+            X = np.asarray(task.X, dtype=float)
+            y = None if task.y is None else np.asarray(task.y)
+            splitter = (StratifiedKFold if task.stratify else KFold)(
+                n_splits=cv, shuffle=True, random_state=random_state
+            )
+            splits = list(splitter.split(X, y) if task.stratify else splitter.split(X))
+            base_scores = {name: [] for name in task.baselines}
+            base_time = dict.fromkeys(task.baselines, 0.0)
+            priv_scores = {e: [] for e in epsilons}
+            priv_failed = dict.fromkeys(epsilons, 0)
+            priv_time = dict.fromkeys(epsilons, 0.0)
+            unavailable = None
+            for f_index, (train, test) in enumerate(splits):
+                X_tr, X_te = X[train], X[test]
+                y_tr = None if y is None else y[train]
+                y_te = None if y is None else y[test]
+                for name, make in task.baselines.items():
+                    t0 = time.perf_counter()
+                    est = _fit_quietly(make(), X_tr, y_tr)
+                    base_scores[name].append(scorer(est, X_te, y_te))
+                    base_time[name] += time.perf_counter() - t0
+                    bar.update(1)
+                for e_index, eps in enumerate(epsilons):
+                    for rep in range(repeats):
+                        if unavailable is not None:
+                            bar.update(1)
+                            continue
+                        seed = 1_000_003 * t_index + 10_007 * f_index + 101 * e_index + rep
+                        t0 = time.perf_counter()
+                        try:
+                            try:
+                                est = task.make_private(eps, seed)
+                            except TypeError as exc:  # an estimator that is still a stub
+                                raise NotImplementedError(
+                                    f"{task.private_name} is not available ({exc})"
+                                ) from exc
+                            est = _fit_quietly(est, X_tr, y_tr)
+                        except NotImplementedError as exc:
+                            unavailable = str(exc) or "not implemented yet"
+                            bar.update(1)
+                            continue
+                        except PTRTestFailedError:
+                            priv_failed[eps] += 1
+                            priv_time[eps] += time.perf_counter() - t0
+                            bar.update(1)
+                            continue
+                        score = scorer(est, X_te, y_te)
+                        priv_time[eps] += time.perf_counter() - t0
+                        if np.isfinite(score):
+                            priv_scores[eps].append(score)
+                        else:
+                            priv_failed[eps] += 1
+                        bar.update(1)
+            for name in task.baselines:
+                mean, std = _summary(base_scores[name])
+                rows.append(
+                    dict(
+                        task=task.name,
+                        model=name,
+                        kind="baseline",
+                        epsilon=math.nan,
+                        metric=task.metric,
+                        mean=mean,
+                        std=std,
+                        n_scores=len(base_scores[name]),
+                        n_failed=0,
+                        seconds=base_time[name],
+                        note="",
+                    )
+                )
+            if unavailable is not None:
+                rows.append(
+                    dict(
+                        task=task.name,
+                        model=task.private_name,
+                        kind="private",
+                        epsilon=math.nan,
+                        metric=task.metric,
+                        mean=math.nan,
+                        std=math.nan,
+                        n_scores=0,
+                        n_failed=0,
+                        seconds=0.0,
+                        note=f"skipped: {unavailable}",
+                    )
+                )
+                continue
+            for eps in epsilons:
+                mean, std = _summary(priv_scores[eps])
+                note = ""
+                if priv_failed[eps]:
+                    note = f"{priv_failed[eps]} of {cv * repeats} fits released nothing"
+                rows.append(
+                    dict(
+                        task=task.name,
+                        model=task.private_name,
+                        kind="private",
+                        epsilon=eps,
+                        metric=task.metric,
+                        mean=mean,
+                        std=std,
+                        n_scores=len(priv_scores[eps]),
+                        n_failed=priv_failed[eps],
+                        seconds=priv_time[eps],
+                        note=note,
+                    )
+                )
+    finally:
+        bar.close()
+    return rows
+
+
+def _cell(mean, std):
+    if not np.isfinite(mean):
+        return "n/a"
+    return f"{mean:.3f} ± {std:.3f}"
+
+
+def format_results(rows, tasks, cv, repeats=1):
+    """Render the results as a plain-text table, one block per task."""
+    lines = []
+    for task in tasks:
+        mine = [r for r in rows if r["task"] == task.name]
+        base = [r for r in mine if r["kind"] == "baseline"]
+        priv = [r for r in mine if r["kind"] == "private"]
+        n, p = np.asarray(task.X).shape
+        lines.append("")
+        lines.append(f"== {task.name}  (n={n}, features={p})")
+        lines.append(
+            f"   metric: {METRIC_LABELS[task.metric]}; {cv}-fold CV, mean ± sd over folds"
+            + (f" x {repeats} noise draws" if repeats > 1 else "")
+        )
+        if priv and priv[0]["note"].startswith("skipped"):
+            lines.append(f"   {task.private_name}: {priv[0]['note']}")
+            for b in base:
+                lines.append(f"   non-private {b['model']}: {_cell(b['mean'], b['std'])}")
+            continue
+        head = f"   {'epsilon':>8}  {task.private_name + ' (private)':<34}"
+        head += "".join(f"  {b['model'] + ' (non-private)':<30}" for b in base)
+        lines.append(head)
+        for r in priv:
+            line = f"   {r['epsilon']:>8g}  {_cell(r['mean'], r['std']):<34}"
+            line += "".join(f"  {_cell(b['mean'], b['std']):<30}" for b in base)
+            if r["note"]:
+                line += f"  ({r['note']})"
+            lines.append(line.rstrip())
+        for note in task.notes:
+            lines.append(f"   note: {note}")
+    return "\n".join(lines)
+
+
+def write_csv(rows, path):
+    """Write result rows to ``path`` as CSV (no pandas needed)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys = [
+        "task",
+        "model",
+        "kind",
+        "epsilon",
+        "metric",
+        "mean",
+        "std",
+        "n_scores",
+        "n_failed",
+        "seconds",
+        "note",
+    ]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=keys)
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({k: r[k] for k in keys})
+    return path
+
+
+def plot_results(rows, tasks, path):
+    """Plot utility vs epsilon for every task to ``path`` (PNG).
+
+    Returns the path, or None when matplotlib is not installed.
+    """
+    try:
+        import matplotlib
+
+        if "matplotlib.pyplot" not in sys.modules:
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    n = len(tasks)
+    ncols = min(n, 2)
+    nrows = int(math.ceil(n / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.0 * ncols, 4.0 * nrows), squeeze=False)
+    for ax, task in zip(axes.ravel(), tasks):
+        mine = [r for r in rows if r["task"] == task.name]
+        priv = [r for r in mine if r["kind"] == "private" and np.isfinite(r["epsilon"])]
+        if priv:
+            eps = np.array([r["epsilon"] for r in priv])
+            mean = np.array([r["mean"] for r in priv])
+            std = np.array([r["std"] for r in priv])
+            ax.errorbar(
+                eps, mean, yerr=std, marker="o", capsize=3, label=f"{task.private_name} (private)"
+            )
+        else:
+            ax.text(
+                0.5, 0.5, "private estimator not available", ha="center", transform=ax.transAxes
+            )
+        colours = ["black", "grey", "tab:green"]
+        for i, b in enumerate(r for r in mine if r["kind"] == "baseline"):
+            c = colours[i % len(colours)]
+            ax.axhline(b["mean"], color=c, ls="--", label=f"{b['model']} (non-private)")
+            if np.isfinite(b["std"]) and b["std"] > 0:
+                ax.axhspan(b["mean"] - b["std"], b["mean"] + b["std"], color=c, alpha=0.1)
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel(METRIC_LABELS[task.metric].split(" (")[0])
+        ax.set_title(task.name, fontsize=10)
+        if task.metric == "r2" and priv:
+            finite = [m for m in (r["mean"] for r in mine) if np.isfinite(m)]
+            ax.set_ylim(max(min(finite) - 0.1, -1.0), 1.0)
+        ax.legend(fontsize=8)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ----------------------------------------------------------------------------------------------
+# Model factories shared by ``dpreg demo`` and ``dpreg compare``
+# ----------------------------------------------------------------------------------------------
+
+MODELS = {
+    "linear": ("FunctionalLinearRegression", "r2"),
+    "logistic": ("ObjectivePerturbationLogistic", "accuracy"),
+    "quantile": ("KNGQuantileRegressor", "pinball"),
+    "median": ("PrivateProjectionMedian", "location"),
+}
+
+
+def make_task(
+    model, X, y, name, bounds_X=None, bounds_y=None, quantile=0.5, norm=None, delta=None, notes=()
+):
+    """Build the :class:`Task` comparing a private ``model`` with its non-private baseline.
+
+    ``model`` is one of ``"linear"`` (FunctionalLinearRegression vs LinearRegression),
+    ``"logistic"`` (ObjectivePerturbationLogistic vs standardised LogisticRegression),
+    ``"quantile"`` (KNGQuantileRegressor vs QuantileRegressor) or ``"median"``
+    (PrivateProjectionMedian vs the coordinate-wise median and the mean).
+    ``bounds_X``/``bounds_y`` are ``(lower, upper)`` pairs passed to the private estimator
+    (pass them explicitly: the comparison never reads bounds from the data itself).
+    """
+    from sklearn.linear_model import LinearRegression, LogisticRegression, QuantileRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from . import (
+        FunctionalLinearRegression,
+        KNGQuantileRegressor,
+        ObjectivePerturbationLogistic,
+        PrivateProjectionMedian,
+    )
+
+    if model not in MODELS:
+        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
+    extra = {} if norm is None else {"norm": norm}
+    private_name, metric = MODELS[model]
+    if model == "linear":
+
+        def make_private(eps, seed):
+            return FunctionalLinearRegression(
+                epsilon=eps, bounds_X=bounds_X, bounds_y=bounds_y, random_state=seed, **extra
+            )
+
+        baselines = {"LinearRegression": LinearRegression}
+    elif model == "logistic":
+
+        def make_private(eps, seed):
+            return ObjectivePerturbationLogistic(
+                epsilon=eps, bounds=bounds_X, random_state=seed, **extra
+            )
+
+        baselines = {
+            "LogisticRegression": lambda: make_pipeline(
+                StandardScaler(), LogisticRegression(max_iter=2000)
+            )
+        }
+    elif model == "quantile":
+
+        def make_private(eps, seed):
+            return KNGQuantileRegressor(
+                quantile=quantile, epsilon=eps, bounds_X=bounds_X, random_state=seed, **extra
+            )
+
+        baselines = {
+            "QuantileRegressor": lambda: QuantileRegressor(
+                quantile=quantile, alpha=0.0, solver="highs"
+            )
+        }
+    else:
+        delta_kw = {} if delta is None else {"delta": delta}
+
+        def make_private(eps, seed):
+            return PrivateProjectionMedian(epsilon=eps, random_state=seed, **delta_kw, **extra)
+
+        baselines = {"coordinate median": CoordinateMedian, "mean": SampleMean}
+    return Task(
+        name=name,
+        X=X,
+        y=y,
+        make_private=make_private,
+        baselines=baselines,
+        metric=metric,
+        private_name=private_name,
+        quantile=quantile,
+        stratify=(model == "logistic"),
+        notes=list(notes),
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading a user's CSV file without pandas
+# ----------------------------------------------------------------------------------------------
+
+
+class InputError(ValueError):
+    """A problem with the user's input, reported as one line by the command line."""
+
+
+def read_csv_columns(path):
+    """Read a CSV file with a header row into ``(names, rows)`` of strings.
+
+    Raises :class:`InputError` (one-line message) when the file is missing or malformed.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"file not found: {path}")
+    if path.is_dir():
+        raise InputError(f"{path} is a directory, not a CSV file")
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            sample = fh.read(65536)
+            fh.seek(0)
+            try:
+                dialect = csv.Sniffer().sniff(sample, delimiters=",;\t")
+            except csv.Error:
+                dialect = csv.excel
+            rows = [r for r in csv.reader(fh, dialect) if any(c.strip() for c in r)]
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not a UTF-8 text CSV file") from None
+    except csv.Error as exc:
+        raise InputError(f"cannot parse {path}: {exc}") from None
+    if not rows:
+        raise InputError(f"{path} is empty")
+    names = [c.strip() for c in rows[0]]
+    if len(set(names)) != len(names):
+        raise InputError(f"{path}: duplicate column names in the header")
+    body = rows[1:]
+    if not body:
+        raise InputError(f"{path} has a header but no data rows")
+    for i, r in enumerate(body, start=2):
+        if len(r) != len(names):
+            raise InputError(f"{path}, line {i}: {len(r)} fields but the header has {len(names)}")
+    return names, body
+
+
+_MISSING = {"", "na", "nan", "n/a", "null", "none", "?"}
+
+
+def numeric_column(names, rows, column):
+    """Return column ``column`` as a float array, raising :class:`InputError` on bad data."""
+    if column not in names:
+        raise InputError(f"unknown column {column!r}; columns are: {', '.join(names)}")
+    j = names.index(column)
+    out = np.empty(len(rows))
+    for i, r in enumerate(rows):
+        text = r[j].strip()
+        if text.lower() in _MISSING:
+            raise InputError(
+                f"column {column!r} has a missing value (NaN) in data row {i + 1}; "
+                "drop or impute missing values first"
+            )
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError(
+                f"column {column!r} is not numeric (data row {i + 1}: {text!r}); "
+                "encode categorical columns as numbers first"
+            ) from None
+        if not np.isfinite(value):
+            raise InputError(f"column {column!r} has a non-finite value in data row {i + 1}")
+        out[i] = value
+    return out
