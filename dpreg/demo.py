@@ -7,7 +7,8 @@
 * **Engel** (bundled, 235 households) -- median regression of food expenditure on income:
   :class:`~dpreg.KNGQuantileRegressor` vs ``QuantileRegressor``.
 * **diabetes features** -- a private robust centre of the nine continuous features (mapped
-  into [-1, 1] by the public bounds): :class:`~dpreg.PrivateProjectionMedian` vs the coordinate-wise median and the mean.
+  into [-1, 1] by the public bounds): :class:`~dpreg.PrivateProjectionMedian` vs the
+  coordinate-wise median and the mean.
 
 The bounds below are constants written into this file from the data sets' documentation and
 clinical/economic plausibility, rounded outward; they were *not* chosen privately. A real
@@ -125,7 +126,7 @@ def demo_tasks(only=None, norm=None):
                 None,
                 "diabetes features: private robust centre",
                 norm=norm,
-                notes=["the nine continuous features, mapped into [-1, 1] by the public bounds first"],
+                notes=["nine continuous features, mapped into [-1, 1] by the public bounds"],
             )
         )
     return tasks
