@@ -156,9 +156,13 @@ def scale_to_unit(X, lower, upper):
     upper = np.asarray(upper, dtype=float)
     mid = (upper + lower) / 2.0
     half = (upper - lower) / 2.0
-    safe_half = np.where(half > 0, half, 1.0)
-    Z = (np.clip(X, lower, upper) - mid) / safe_half
-    return np.where(half > 0, Z, 0.0)
+    inv_half = np.where(half > 0, 1.0 / np.where(half > 0, half, 1.0), 0.0)
+    # In-place steps on one new array (np.clip and np.where copies are slow on large data).
+    Z = np.asarray(np.maximum(X, lower))
+    np.minimum(Z, upper, out=Z)
+    Z -= mid
+    Z *= inv_half
+    return Z
 
 
 def unit_scaling(lower, upper):
