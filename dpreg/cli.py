@@ -18,7 +18,7 @@ import numpy as np
 PROG = "dpreg"
 
 
-def _noise_demo(out=sys.stdout):
+def _noise_demo(out=None):
     """Per-coordinate noise standard deviation of each mechanism for a box sensitivity space.
 
     The statistic moves by at most 1 in every coordinate between neighbours, so its
@@ -26,6 +26,7 @@ def _noise_demo(out=sys.stdout):
     """
     from .noise import GaussianMechanism, KNormMechanism
 
+    out = sys.stdout if out is None else out
     delta = 1e-6
     print(
         "Noise backend: per-coordinate std for a statistic in a unit box (delta=1e-6 for Gaussian)",
@@ -74,7 +75,8 @@ def _outputs(out, default_stem):
     return stem.with_suffix(".csv"), stem.with_suffix(".png")
 
 
-def _report_outputs(rows, tasks, csv_path, png_path, no_plot, out=sys.stdout):
+def _report_outputs(rows, tasks, csv_path, png_path, no_plot, out=None):
+    out = sys.stdout if out is None else out
     from .compare import plot_results, write_csv
 
     write_csv(rows, csv_path)
@@ -96,7 +98,8 @@ def _report_outputs(rows, tasks, csv_path, png_path, no_plot, out=sys.stdout):
 # ----------------------------------------------------------------------------------------------
 
 
-def run_demo(args, out=sys.stdout):
+def run_demo(args, out=None):
+    out = sys.stdout if out is None else out
     from .compare import evaluate, format_results
     from .demo import DEMO_EPSILONS, demo_tasks
 
@@ -185,7 +188,8 @@ def _warn_data_bounds(what, err):
     )
 
 
-def _load_compare_task(args, err=sys.stderr):
+def _load_compare_task(args, err=None):
+    err = sys.stderr if err is None else err
     from .compare import InputError, make_task, numeric_column, read_csv_columns
 
     names, rows = read_csv_columns(args.file)
@@ -262,7 +266,9 @@ def _load_compare_task(args, err=sys.stderr):
     )
 
 
-def run_compare(args, out=sys.stdout, err=sys.stderr):
+def run_compare(args, out=None, err=None):
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     from .compare import evaluate, format_results
 
     task = _load_compare_task(args, err=err)

@@ -162,7 +162,7 @@ def _summary(values):
     return float(np.mean(values)), float(np.std(values, ddof=1)) if values.size > 1 else 0.0
 
 
-def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, out=sys.stderr):
+def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, out=None):
     """Cross-validate every task's private estimator over ``epsilons`` and its baselines.
 
     Parameters
@@ -175,7 +175,7 @@ def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, ou
         Private fits per fold and epsilon (different noise draws).
     random_state : int
     progress : bool
-        Show a tqdm progress bar on ``out``.
+        Show a tqdm progress bar on ``out`` (default: standard error).
 
     Returns
     -------
@@ -188,6 +188,7 @@ def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, ou
 
     epsilons = [float(e) for e in epsilons]
     total = sum(cv * (len(t.baselines) + len(epsilons) * repeats) for t in tasks)
+    out = sys.stderr if out is None else out
     bar = tqdm(total=total, disable=not progress, file=out, desc="fitting", unit="fit")
     rows = []
     try:

@@ -1,0 +1,443 @@
+"""The ``dpreg`` command line: demo, compare (including bad input) and the evaluation engine."""
+
+import csv
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dpreg.cli import main
+from dpreg.compare import (
+    CoordinateMedian,
+    InputError,
+    Task,
+    evaluate,
+    format_results,
+    location_error,
+    numeric_column,
+    read_csv_columns,
+    write_csv,
+)
+from dpreg.datasets import load_engel
+
+
+@pytest.fixture
+def linear_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 200
+    X = rng.uniform(-1, 1, size=(n, 2))
+    y = 0.5 * X[:, 0] - 0.3 * X[:, 1] + 0.1 * rng.normal(size=n)
+    path = tmp_path / "data.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["a", "b", "y", "label"])
+        for row, target in zip(X, y):
+            w.writerow([f"{row[0]:.5f}", f"{row[1]:.5f}", f"{target:.5f}", int(target > 0)])
+    return path
+
+
+def _error_line(capsys, argv):
+    rc = main(argv)
+    captured = capsys.readouterr()
+    assert rc == 2
+    lines = [ln for ln in captured.err.strip().splitlines() if ln.strip()]
+    assert lines, "no error message"
+    assert lines[-1].startswith("dpreg compare: error: ")
+    assert "Traceback" not in captured.err
+    return lines[-1]
+
+
+# ----------------------------------------------------------------------------------------------
+# bad input: one line, exit code 2, never a traceback
+# ----------------------------------------------------------------------------------------------
+
+
+def test_compare_missing_file(capsys, tmp_path):
+    line = _error_line(
+        capsys, ["compare", str(tmp_path / "nope.csv"), "--target", "y", "--model", "linear"]
+    )
+    assert "file not found" in line
+
+
+def test_compare_unknown_column(capsys, linear_csv):
+    line = _error_line(capsys, ["compare", str(linear_csv), "--target", "zz", "--model", "linear"])
+    assert "unknown column 'zz'" in line
+
+
+def test_compare_unknown_feature(capsys, linear_csv):
+    line = _error_line(
+        capsys,
+        [
+            "compare",
+            str(linear_csv),
+            "--target",
+            "y",
+            "--model",
+            "linear",
+            "--features",
+            "a",
+            "nope",
+        ],
+    )
+    assert "unknown column 'nope'" in line
+
+
+@pytest.mark.parametrize(
+    ("value", "expect"),
+    [
+        ("abc", "not numeric"),
+        ("", "missing value"),
+        ("NaN", "missing value"),
+        ("inf", "non-finite"),
+    ],
+)
+def test_compare_bad_values(capsys, linear_csv, value, expect):
+    lines = linear_csv.read_text().splitlines()
+    fields = lines[5].split(",")
+    fields[1] = value
+    lines[5] = ",".join(fields)
+    linear_csv.write_text("\n".join(lines) + "\n")
+    line = _error_line(
+        capsys,
+        [
+            "compare",
+            str(linear_csv),
+            "--target",
+            "y",
+            "--model",
+            "linear",
+            "--bounds",
+            "-1",
+            "1",
+            "--target-bounds",
+            "-2",
+            "2",
+        ],
+    )
+    assert expect in line and "'b'" in line
+
+
+def test_compare_ragged_and_empty(capsys, tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert "empty" in _error_line(
+        capsys, ["compare", str(empty), "--target", "y", "--model", "linear"]
+    )
+    header_only = tmp_path / "h.csv"
+    header_only.write_text("x,y\n")
+    assert "no data rows" in _error_line(
+        capsys, ["compare", str(header_only), "--target", "y", "--model", "linear"]
+    )
+    ragged = tmp_path / "r.csv"
+    ragged.write_text("x,y\n1,2\n3\n")
+    assert "fields" in _error_line(
+        capsys, ["compare", str(ragged), "--target", "y", "--model", "linear"]
+    )
+
+
+def test_compare_binary_file(capsys, tmp_path):
+    path = tmp_path / "bin.csv"
+    path.write_bytes(bytes(range(256)) * 4)
+    _error_line(capsys, ["compare", str(path), "--target", "y", "--model", "linear"])
+
+
+@pytest.mark.parametrize(
+    ("bounds", "expect"),
+    [
+        (["1", "-1"], "lower bound"),
+        (["a=0:1"], "no bounds for column"),
+        (["a=0:1", "b=zero:1"], "cannot parse"),
+        (["q=0:1", "b=0:1"], "not a feature"),
+        (["x", "y"], "two numbers"),
+    ],
+)
+def test_compare_bad_bounds(capsys, linear_csv, bounds, expect):
+    line = _error_line(
+        capsys,
+        [
+            "compare",
+            str(linear_csv),
+            "--target",
+            "y",
+            "--model",
+            "linear",
+            "--features",
+            "a",
+            "b",
+            "--bounds",
+            *bounds,
+        ],
+    )
+    assert expect in line
+
+
+def test_compare_logistic_needs_binary_target(capsys, linear_csv):
+    line = _error_line(
+        capsys,
+        ["compare", str(linear_csv), "--target", "y", "--model", "logistic", "--bounds", "-1", "1"],
+    )
+    assert "binary target" in line
+
+
+def test_compare_needs_target_and_rows(capsys, linear_csv, tmp_path):
+    assert "--target is required" in _error_line(
+        capsys, ["compare", str(linear_csv), "--model", "linear"]
+    )
+    small = tmp_path / "small.csv"
+    small.write_text("x,y\n1,2\n3,4\n5,6\n")
+    assert "too few" in _error_line(
+        capsys,
+        ["compare", str(small), "--target", "y", "--model", "quantile", "--bounds", "0", "10"],
+    )
+
+
+def test_bad_arguments_exit_2_without_traceback():
+    """argparse errors (unknown model, epsilon <= 0) also exit 2 with a usage line."""
+    for argv in (
+        ["compare", "f.csv", "--model", "ridge"],
+        ["compare", "f.csv", "--model", "linear", "--epsilon", "0"],
+        ["demo", "--cv", "1"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "dpreg.cli", *argv], capture_output=True, text=True
+        )
+        assert proc.returncode == 2
+        assert "Traceback" not in proc.stderr
+        assert "error:" in proc.stderr
+
+
+def test_console_script_error_is_one_line(tmp_path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpreg.cli",
+            "compare",
+            str(tmp_path / "missing.csv"),
+            "--target",
+            "y",
+            "--model",
+            "quantile",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0
+    assert proc.stderr.startswith("dpreg compare: error: file not found")
+
+
+# ----------------------------------------------------------------------------------------------
+# CSV parsing helpers
+# ----------------------------------------------------------------------------------------------
+
+
+def test_read_csv_semicolons_and_bom(tmp_path):
+    path = tmp_path / "semi.csv"
+    path.write_text("\ufeffx;y\n1;2\n3;4\n", encoding="utf-8")
+    names, rows = read_csv_columns(path)
+    assert names == ["x", "y"]
+    np.testing.assert_array_equal(numeric_column(names, rows, "y"), [2.0, 4.0])
+    with pytest.raises(InputError, match="unknown column"):
+        numeric_column(names, rows, "z")
+
+
+# ----------------------------------------------------------------------------------------------
+# the evaluation engine
+# ----------------------------------------------------------------------------------------------
+
+
+class _NoisyMedian:
+    """A toy 'private' location estimator: the median plus noise of scale 1/epsilon."""
+
+    def __init__(self, epsilon, random_state):
+        self.epsilon, self.random_state = epsilon, random_state
+
+    def fit(self, X, y=None):
+        rng = np.random.default_rng(self.random_state)
+        X = np.asarray(X, float)
+        self.location_ = np.median(X, axis=0) + rng.laplace(0, 1 / self.epsilon, X.shape[1])
+        return self
+
+
+def test_evaluate_error_shrinks_with_epsilon():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3))
+    task = Task(
+        "toy",
+        X,
+        None,
+        lambda e, s: _NoisyMedian(e, s),
+        {"median": CoordinateMedian},
+        "location",
+        "NoisyMedian",
+    )
+    rows = evaluate([task], [0.1, 100.0], cv=4, repeats=3, progress=False)
+    priv = {r["epsilon"]: r for r in rows if r["kind"] == "private"}
+    base = [r for r in rows if r["kind"] == "baseline"][0]
+    assert priv[0.1]["n_scores"] == 12 and base["n_scores"] == 4
+    assert priv[0.1]["mean"] > 3 * priv[100.0]["mean"]
+    assert priv[100.0]["mean"] == pytest.approx(base["mean"], rel=0.2)
+    text = format_results(rows, [task], cv=4, repeats=3)
+    assert "NoisyMedian (private)" in text and "median (non-private)" in text
+
+
+def test_evaluate_skips_unavailable_estimator():
+    def broken(eps, seed):
+        raise NotImplementedError("coming soon")
+
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    task = Task("toy", X, None, broken, {"median": CoordinateMedian}, "location", "Soon")
+    rows = evaluate([task], [1.0], cv=2, progress=False)
+    priv = [r for r in rows if r["kind"] == "private"]
+    assert len(priv) == 1 and priv[0]["note"] == "skipped: coming soon"
+    assert "skipped: coming soon" in format_results(rows, [task], cv=2)
+
+
+def test_location_error_units():
+    X = np.random.default_rng(0).normal(size=(10_000, 2)) * [1.0, 10.0]
+    est = CoordinateMedian().fit(X)
+    est.location_ = est.location_ + np.array([1.0, 10.0])  # one robust SD off in each coord
+    assert location_error(est, X) == pytest.approx(1.0, rel=0.05)
+
+
+def test_write_csv_roundtrip(tmp_path):
+    rows = [
+        dict(
+            task="t",
+            model="m",
+            kind="private",
+            epsilon=1.0,
+            metric="r2",
+            mean=0.5,
+            std=0.1,
+            n_scores=5,
+            n_failed=0,
+            seconds=0.1,
+            note="",
+        )
+    ]
+    path = write_csv(rows, tmp_path / "sub" / "r.csv")
+    with open(path) as fh:
+        back = list(csv.DictReader(fh))
+    assert back[0]["model"] == "m" and float(back[0]["mean"]) == 0.5
+
+
+def test_engel_bundled():
+    X, y, names = load_engel()
+    assert X.shape == (235, 1) and names == ["income"]
+    assert 350 < X.min() < X.max() < 5000 and np.all(y > 0)
+    assert np.corrcoef(X[:, 0], y)[0, 1] > 0.9
+
+
+# ----------------------------------------------------------------------------------------------
+# end-to-end runs
+# ----------------------------------------------------------------------------------------------
+
+
+def test_noise_subcommand(capsys):
+    assert main(["noise"]) == 0
+    out = capsys.readouterr().out
+    assert "linf" in out and "gauss" in out
+
+
+@pytest.mark.parametrize("model", ["linear", "logistic", "quantile", "median"])
+def test_compare_runs_each_model(capsys, linear_csv, tmp_path, model):
+    argv = [
+        "compare",
+        str(linear_csv),
+        "--model",
+        model,
+        "--epsilon",
+        "1",
+        "8",
+        "--cv",
+        "3",
+        "--no-progress",
+        "--out",
+        str(tmp_path / "res.csv"),
+    ]
+    if model == "median":
+        argv += ["--features", "a", "b", "--epsilon", "8"]
+    else:
+        target = "label" if model == "logistic" else "y"
+        argv += ["--target", target, "--features", "a", "b", "--bounds", "-1", "1"]
+    if model == "linear":
+        argv += ["--target-bounds", "-2", "2"]
+    rc = main(argv)
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "(private)" in captured.out and "(non-private)" in captured.out
+    assert "NOT differentially private" not in captured.err
+    with open(tmp_path / "res.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    priv = [r for r in rows if r["kind"] == "private"]
+    assert priv and all(r["note"] == "" or "released nothing" in r["note"] for r in priv)
+    assert (tmp_path / "res.png").stat().st_size > 1000
+
+
+def test_compare_warns_when_bounds_come_from_data(capsys, linear_csv, tmp_path):
+    rc = main(
+        [
+            "compare",
+            str(linear_csv),
+            "--target",
+            "y",
+            "--model",
+            "quantile",
+            "--features",
+            "a",
+            "b",
+            "--epsilon",
+            "2",
+            "--cv",
+            "2",
+            "--no-progress",
+            "--no-plot",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "warning: no --bounds given" in captured.err
+    assert "NOT differentially private" in captured.out  # repeated under the table
+    assert (tmp_path / "dpreg-compare.csv").exists()
+
+
+def test_demo_quick_prints_table_and_writes_plot(tmp_path):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpreg.cli", "demo", "--quick", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for name in (
+        "diabetes: linear regression",
+        "breast cancer: logistic regression",
+        "Engel: median regression",
+        "private robust centre",
+    ):
+        assert name in proc.stdout
+    assert "skipped" not in proc.stdout
+    assert "fitting" in proc.stderr  # the tqdm progress bar
+    with open(tmp_path / "dpreg-demo.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["model"] for r in rows} >= {
+        "FunctionalLinearRegression",
+        "ObjectivePerturbationLogistic",
+        "KNGQuantileRegressor",
+        "PrivateProjectionMedian",
+        "LinearRegression",
+        "LogisticRegression",
+    }
+    for r in rows:
+        if r["kind"] == "private":
+            assert math.isfinite(float(r["mean"])), r
+    assert (tmp_path / "dpreg-demo.png").stat().st_size > 5000
