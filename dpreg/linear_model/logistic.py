@@ -1,8 +1,404 @@
-"""ObjectivePerturbationLogistic (work in progress: see issue 4)."""
+r"""Differentially private logistic regression by extended objective perturbation.
 
-from sklearn.base import BaseEstimator
+Seed 001 (Awan & Slavković), section 4, Algorithm 2, with the sign of gamma corrected
+(SPEC section 3); built on Chaudhuri, Monteleoni & Sarwate (2011) and Kifer, Smith & Thakurta
+(2012).
+
+Mechanism
+---------
+Features are clipped into the user's ``bounds`` and mapped affinely onto [-1, 1] (symmetric
+scaling, which keeps the origin, when ``fit_intercept=False``); when an intercept is fitted a
+constant column of ones is prepended, so every scaled row ``z`` lies in [-1, 1]^m, m counting
+the intercept column. Labels are mapped to y in {0, 1} from ``classes_``. For
+``l(theta; z, y) = log(1 + exp(theta.z)) - y theta.z``, a convex regulariser ``r`` and
+a share ``0 < q < 1`` of the budget, the released parameter is
+
+    theta_DP = argmin_theta  (1/n) sum_i l(theta; z_i, y_i) + r(theta)/n
+                             + gamma/(2n) |theta|_2^2 + V.theta / n,
+
+    V ~ density ∝ exp(-epsilon q |V|_K / Delta_K),    gamma = lambda / (exp(epsilon (1-q)) - 1),
+
+with ``lambda = m/4`` and ``Delta_inf = 2, Delta_2 = 2 sqrt(m), Delta_1 = 2m`` (``Delta_p =
+2 m^{1/p}``). The objective is the paper's (its L-hat is the *mean* loss); multiplying it by n
+gives the sum form ``sum_i l_i + r + gamma/2 |theta|^2 + V.theta`` used in the proof, with the
+same minimiser. V is therefore *not* divided by any further n: its scale ``Delta/(epsilon q)``
+is calibrated to the sensitivity of one example's gradient.
+
+Guarantee (epsilon-DP, replace-one adjacency)
+---------------------------------------------
+Proof sketch, following Kifer et al. (2012) as adapted in seed 001, appendix:
+
+1. *Bijection.* For ``gamma > 0`` the objective is strictly convex and coercive, so the
+   minimiser ``a`` is unique. When ``r`` is twice differentiable, the first-order condition
+   gives ``V = V(a; D) = -(sum_i grad l(a; z_i) + grad r(a) + gamma a)``: V and a determine
+   each other, and the density of the output is ``f_V(V(a; D)) |det grad_a V(a; D)|``.
+2. *Noise factor.* If D and D' differ in the n-th example, ``V(a; D) - V(a; D') =
+   grad l(a; z'_n) - grad l(a; z_n)``. For every ``theta`` each coordinate of
+   ``(sigmoid(theta.z) - y) z`` lies in (-1, 1), so each coordinate of the difference lies in
+   (-2, 2) and its lp norm is at most ``2 m^{1/p}`` = Delta. By the triangle inequality for the
+   K-norm, ``f_V(V(a; D)) / f_V(V(a; D')) <= exp(epsilon q)``.
+3. *Jacobian factor.* ``-grad_a V(a; D) = C + H_n`` with ``C = sum_{i<n} H_i + hess r(a) +
+   gamma I`` and ``H_i = s_i (1 - s_i) z_i z_i^T``. Both the loss and r are convex, so
+   ``C >= gamma I``. ``H_n`` and ``H'_n`` are positive semi-definite of rank one with
+   eigenvalue ``s(1-s)|z|_2^2 <= m/4 = lambda``. Hence
+   ``det(C + H'_n)/det(C + H_n) <= det(I + C^{-1} H'_n) <= 1 + lambda/gamma =
+   exp(epsilon (1 - q))``.
+4. Multiplying, the density ratio is at most ``exp(epsilon q) exp(epsilon (1 - q)) =
+   exp(epsilon)``.
+
+Non-smooth convex ``r`` (the L1 part of an elastic net) is covered by Kifer et al. (2012),
+Theorem 1 and appendix C: approximate ``r`` by smooth convex functions, each approximation
+gives an epsilon-DP output, and the outputs converge in distribution to the non-smooth one.
+The argument needs only convexity of r, which is why ``alpha >= 0`` and ``0 <= l1_ratio <= 1``
+are enforced.
+
+Multiclass problems are solved one-vs-rest: K binary problems, each with budget
+``epsilon / K`` (a changed example may change its features, so it touches every binary problem),
+and basic composition gives epsilon in total. Two classes use one binary problem and the full
+epsilon.
+
+Where each assumption is enforced
+---------------------------------
+* rows in [-1, 1]^m (bounded gradient and Hessian): data are clipped into ``bounds`` and
+  scaled (``dpreg._validation.scale_to_unit``); the intercept column is exactly 1;
+* labels in {0, 1}: mapped from ``classes_``, never taken from the user as numbers;
+* convex loss: the loss is fixed (logistic); convex r: ``alpha >= 0``, ``l1_ratio`` in [0, 1];
+* strong convexity: gamma is computed from (epsilon, q, m) and is always > 0; there is no
+  parameter to lower it (raising it through ``alpha`` keeps the guarantee);
+* ``0 < q < 1`` is validated; Delta and lambda are functions of m and the norm only;
+* exact minimiser: the solvers run to tight tolerances and the L-BFGS answer is certified by
+  the gradient norm; a :class:`~sklearn.exceptions.ConvergenceWarning` is raised if the
+  certificate fails (the proof is stated for the exact minimiser).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from scipy.special import expit, log_expit
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import (
+    check_bounds,
+    check_epsilon,
+    check_norm,
+    check_random_state,
+    scale_to_unit,
+)
+from ..accounting import check_accountant
+from ..noise import KNormMechanism, choose_norm
+from ._logistic_core import (
+    default_q,
+    gamma_for,
+    gradient_sensitivity,
+    hessian_bound,
+    solve_cvxpy,
+    solve_lbfgs,
+)
+
+_GRAD_TOL = 1e-6  # sup-norm of the gradient of the mean-form objective accepted as optimal
 
 
-class ObjectivePerturbationLogistic(BaseEstimator):
-    def fit(self, X, y=None):
-        raise NotImplementedError("ObjectivePerturbationLogistic is being implemented (issue 4).")
+class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
+    """Logistic regression, epsilon-DP by extended objective perturbation (K-norm noise).
+
+    Minimises the mean logistic loss plus a convex regulariser, a ridge ``gamma/(2n)|theta|^2``
+    and a random linear term ``V.theta/n`` whose K-norm noise V is calibrated to the
+    per-example gradient sensitivity (seed 001, Algorithm 2). See the module docstring for the
+    privacy proof and ``docs/objective_perturbation.md`` for the choice of ``q``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget of one ``fit`` (pure epsilon-DP, delta = 0).
+    norm : {"linf", "l2", "l1", "auto"} or float >= 1, default="linf"
+        K-norm of the noise V. ``"auto"`` picks the norm whose scaled ball ``Delta_K K`` has
+        the smallest volume (:func:`dpreg.noise.choose_norm`), which is ``"linf"`` here.
+    q : float in (0, 1) or "auto", default="auto"
+        Share of epsilon spent on the noise V; the rest pays for the Jacobian through gamma.
+        ``"auto"`` uses a data-independent rule of (epsilon per problem, m, norm), see
+        :func:`dpreg.linear_model._logistic_core.default_q`. ``q=0.5`` is Kifer et al.'s choice.
+    alpha : float >= 0, default=0.0
+        Strength of the user's regulariser ``r(w) = alpha ((1 - l1_ratio)/2 |w|_2^2 +
+        l1_ratio |w|_1)`` on the coefficients of the *scaled* features (not the intercept). In
+        the sum form of the objective this is scikit-learn's ``C = 1 / alpha``.
+    l1_ratio : float in [0, 1], default=0.0
+        Elastic-net mixing; anything above 0 needs ``solver="cvxpy"``.
+    fit_intercept : bool, default=True
+        Fit an intercept (it counts in m, the dimension of the noise).
+    bounds : tuple (lower, upper) or None, default=None
+        Data-independent feature bounds (scalars or arrays of length n_features). Data outside
+        are clipped. ``None`` reads them from the data with a
+        :class:`~dpreg.exceptions.PrivacyLeakWarning` (not private).
+    solver : {"lbfgs", "cvxpy"}, default="lbfgs"
+        ``"lbfgs"``: scipy L-BFGS-B with the analytic gradient (fast). ``"cvxpy"``: an
+        exponential-cone program (slow, needed for L1 and elastic-net penalties). Both return
+        the same minimiser.
+    multi_class : {"ovr", "binary"}, default="ovr"
+        ``"ovr"``: K > 2 classes are fitted one-vs-rest with ``epsilon / K`` each.
+        ``"binary"``: raise a ``ValueError`` if y has more than two classes.
+    max_iter : int, default=1000
+        Iteration cap of the L-BFGS solver.
+    random_state : None, int, RandomState or Generator, default=None
+        Seed of the noise V.
+    accountant : BudgetAccountant or None, default=None
+        Checked for ``epsilon`` before the data are touched and charged after a successful fit.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Coefficients on the original feature scale.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    theta_ : ndarray of shape (n_problems, m)
+        Minimisers in the scaled space, intercept first when fitted.
+    norm_ : str or float
+        The norm used (after resolving ``"auto"``).
+    q_ : float
+        The budget share used (after resolving ``"auto"``).
+    epsilon_per_problem_ : float
+        ``epsilon / n_problems``.
+    sensitivity_ : float
+        Delta_K of the per-example gradient.
+    gamma_ : float
+        The ridge gamma of the proof.
+    n_iter_ : ndarray of shape (n_problems,)
+    bounds_ : tuple of ndarray
+        The (lower, upper) bounds used.
+    n_features_in_ : int
+    feature_names_in_ : ndarray, only when X has string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg import ObjectivePerturbationLogistic
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(2000, 3))
+    >>> y = (rng.uniform(size=2000) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
+    >>> clf = ObjectivePerturbationLogistic(epsilon=1.0, bounds=(-1, 1), random_state=0)
+    >>> clf = clf.fit(X, y)
+    >>> clf.coef_.shape, clf.predict_proba(X[:2]).shape
+    ((1, 3), (2, 2))
+    >>> bool(clf.score(X, y) > 0.6)
+    True
+    """
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        norm="linf",
+        q="auto",
+        alpha=0.0,
+        l1_ratio=0.0,
+        fit_intercept=True,
+        bounds=None,
+        solver="lbfgs",
+        multi_class="ovr",
+        max_iter=1000,
+        random_state=None,
+        accountant=None,
+    ):
+        self.epsilon = epsilon
+        self.norm = norm
+        self.q = q
+        self.alpha = alpha
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
+        self.bounds = bounds
+        self.solver = solver
+        self.multi_class = multi_class
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self):
+        epsilon = check_epsilon(self.epsilon)
+        norm = check_norm(self.norm, allowed=("l1", "l2", "linf", "auto"), allow_ball=False)
+        if not (isinstance(self.q, str) and self.q == "auto"):
+            if isinstance(self.q, bool) or not isinstance(self.q, numbers.Real):
+                raise ValueError(f"q must be a number in (0, 1) or 'auto', got {self.q!r}.")
+            if not 0.0 < float(self.q) < 1.0:
+                raise ValueError(f"q must lie strictly between 0 and 1, got {self.q!r}.")
+        if (
+            isinstance(self.alpha, bool)
+            or not isinstance(self.alpha, numbers.Real)
+            or not np.isfinite(self.alpha)
+            or self.alpha < 0
+        ):
+            raise ValueError(
+                f"alpha must be a finite number >= 0 (r must be convex), got {self.alpha!r}."
+            )
+        if (
+            isinstance(self.l1_ratio, bool)
+            or not isinstance(self.l1_ratio, numbers.Real)
+            or not 0.0 <= self.l1_ratio <= 1.0
+        ):
+            raise ValueError(f"l1_ratio must lie in [0, 1], got {self.l1_ratio!r}.")
+        if self.solver not in ("lbfgs", "cvxpy"):
+            raise ValueError(f"solver must be 'lbfgs' or 'cvxpy', got {self.solver!r}.")
+        if self.solver == "lbfgs" and self.alpha > 0 and self.l1_ratio > 0:
+            raise ValueError(
+                "An L1 or elastic-net penalty (l1_ratio > 0) is not smooth; use solver='cvxpy'."
+            )
+        if self.multi_class not in ("ovr", "binary"):
+            raise ValueError(f"multi_class must be 'ovr' or 'binary', got {self.multi_class!r}.")
+        if (
+            isinstance(self.max_iter, bool)
+            or not isinstance(self.max_iter, numbers.Integral)
+            or self.max_iter < 1
+        ):
+            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}.")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValueError(f"fit_intercept must be a bool, got {self.fit_intercept!r}.")
+        accountant = check_accountant(self.accountant)
+        return epsilon, norm, accountant
+
+    def _scale(self, X, lower, upper):
+        """Clip into the bounds and map onto [-1, 1] (symmetric map without intercept)."""
+        if self.fit_intercept:
+            return scale_to_unit(X, lower, upper)
+        c = np.maximum(np.abs(lower), np.abs(upper))
+        return scale_to_unit(np.clip(X, lower, upper), -c, c)
+
+    def _unscale(self, theta, lower, upper):
+        """Map scaled-space parameters to (coef, intercept) on the original feature scale."""
+        if self.fit_intercept:
+            mid, half = (upper + lower) / 2.0, (upper - lower) / 2.0
+            b, w = theta[:, 0], theta[:, 1:]
+        else:
+            half = np.maximum(np.abs(lower), np.abs(upper))
+            mid = np.zeros_like(half)
+            b, w = np.zeros(theta.shape[0]), theta
+        safe = np.where(half > 0, half, 1.0)
+        coef = np.where(half > 0, w / safe, 0.0)
+        intercept = b - coef @ mid
+        return coef, intercept
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Fit the private model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : ObjectivePerturbationLogistic
+        """
+        epsilon, norm, accountant = self._check_params()
+        if accountant is not None:
+            accountant.check(epsilon, 0.0)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        check_classification_targets(y)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        n_classes = len(classes)
+        if n_classes < 2:
+            raise ValueError(
+                "ObjectivePerturbationLogistic needs samples of at least 2 classes, but the "
+                f"data contain only one class: {classes[0]!r}."
+            )
+        if n_classes > 2 and self.multi_class == "binary":
+            raise ValueError(
+                f"multi_class='binary' but y has {n_classes} classes; use multi_class='ovr'."
+            )
+        n_samples, n_features = X.shape
+        lower, upper = check_bounds(self.bounds, n_features, X=X)
+        Z = self._scale(X, lower, upper)
+
+        dim = n_features + int(self.fit_intercept)
+        sens = {k: gradient_sensitivity(k, dim) for k in ("l1", "l2", "linf")}
+        if norm == "auto":
+            norm = choose_norm(list(sens), list(sens.values()), dim=dim)
+        sensitivity = gradient_sensitivity(norm, dim)
+        n_problems = 1 if n_classes == 2 else n_classes
+        eps_problem = epsilon / n_problems
+        q = default_q(eps_problem, dim, norm) if isinstance(self.q, str) else float(self.q)
+        gamma = gamma_for(eps_problem, q, dim)
+        rng = check_random_state(self.random_state)
+        alpha, l1_ratio = float(self.alpha), float(self.l1_ratio)
+
+        thetas, n_iter = [], []
+        targets = [1] if n_problems == 1 else range(n_classes)
+        for k in targets:
+            yk = (y_idx == k).astype(np.float64)
+            V = KNormMechanism(norm, dim, sensitivity, eps_problem * q, random_state=rng).sample()
+            if self.solver == "lbfgs":
+                theta, it, gnorm = solve_lbfgs(
+                    Z,
+                    yk,
+                    self.fit_intercept,
+                    alpha * (1.0 - l1_ratio),
+                    gamma,
+                    V,
+                    max_iter=self.max_iter,
+                )
+                if gnorm > _GRAD_TOL:
+                    warnings.warn(
+                        f"L-BFGS stopped with gradient norm {gnorm:.2e} > {_GRAD_TOL:g}; the "
+                        "privacy proof assumes the exact minimiser. Increase max_iter.",
+                        ConvergenceWarning,
+                    )
+            else:
+                theta, it, _ = solve_cvxpy(Z, yk, self.fit_intercept, alpha, l1_ratio, gamma, V)
+            thetas.append(theta)
+            n_iter.append(it)
+
+        self.classes_ = classes
+        self.theta_ = np.vstack(thetas)
+        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper)
+        self.norm_ = norm
+        self.q_ = q
+        self.epsilon_per_problem_ = eps_problem
+        self.sensitivity_ = sensitivity
+        self.hessian_bound_ = hessian_bound(dim)
+        self.gamma_ = gamma
+        self.n_iter_ = np.asarray(n_iter)
+        self.bounds_ = (lower, upper)
+        if accountant is not None:
+            accountant.spend(epsilon, 0.0)
+        return self
+
+    # ------------------------------------------------------------------ predict
+    def decision_function(self, X):
+        """Signed scores ``X coef_^T + intercept_``: shape (n,) for two classes, else (n, K)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        scores = X @ self.coef_.T + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Class labels: the positive class when the score is > 0, else the top OvR score."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def predict_proba(self, X):
+        """Probabilities; one-vs-rest sigmoids are normalised to sum to one for K > 2."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
+            return np.column_stack([1.0 - p, p])
+        return np.exp(self.predict_log_proba(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (computed stably for two classes)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return np.column_stack([log_expit(-scores), log_expit(scores)])
+        logp = log_expit(scores)
+        return logp - np.logaddexp.reduce(logp, axis=1, keepdims=True)

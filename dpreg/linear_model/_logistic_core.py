@@ -1,0 +1,287 @@
+"""Numerical core of :class:`~dpreg.ObjectivePerturbationLogistic`.
+
+Everything here works on *scaled* data: a design matrix ``Z`` whose entries lie in [-1, 1]
+(the intercept column, when fitted, is handled implicitly as a column of ones) and labels
+``y`` in {0, 1}. The estimator module holds the privacy argument; this module holds the
+constants it relies on (sensitivity, Hessian bound, gamma, the default budget share ``q``)
+and the two solvers for the perturbed objective
+
+    J(theta) = (1/n) sum_i l(theta; z_i, y_i) + r(theta)/n + gamma/(2n) |theta|_2^2 + V.theta/n,
+
+with ``l(theta; z, y) = log(1 + exp(theta.z)) - y theta.z`` and
+``r(theta) = alpha * ((1 - l1_ratio)/2 |w|_2^2 + l1_ratio |w|_1)`` (``w`` = theta without the
+intercept).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy import optimize
+from scipy.special import expit
+
+# --------------------------------------------------------------------------------------------
+# Constants of the privacy proof
+# --------------------------------------------------------------------------------------------
+
+
+def gradient_sensitivity(norm, dim):
+    """Bound on ``||grad l(theta; x, y) - grad l(theta; x', y')||_K`` over everything.
+
+    For ``x, x'`` in ``[-1, 1]^dim``, ``y, y'`` in {0, 1} and every ``theta``, the difference is
+    ``a x - b x'`` with ``a = sigmoid(theta.x) - y`` and ``b = sigmoid(theta.x') - y'`` both in
+    ``(-1, 1)``; every coordinate is therefore in ``(-2, 2)``. Hence the lp-sensitivity is
+    ``2 * dim**(1/p)``: 2 for linf, ``2 sqrt(dim)`` for l2 and ``2 dim`` for l1 (all suprema,
+    approached as ``|theta| -> inf`` with ``x = -x'`` a sign vector and opposite labels).
+
+    Parameters
+    ----------
+    norm : {"l1", "l2", "linf"} or float >= 1
+    dim : int
+        Number of coordinates of theta (features plus the intercept column if fitted).
+    """
+    if norm == "linf" or (isinstance(norm, numbers.Real) and math.isinf(norm)):
+        return 2.0
+    p = {"l1": 1.0, "l2": 2.0}.get(norm, norm)
+    return 2.0 * float(dim) ** (1.0 / float(p))
+
+
+def hessian_bound(dim):
+    """``lambda = dim / 4``: the largest eigenvalue of ``sigmoid'(t) x x^T`` for x in [-1,1]^dim.
+
+    ``sigmoid'(t) = s(1 - s) <= 1/4`` and ``x x^T`` has the single non-zero eigenvalue
+    ``|x|_2^2 <= dim``; equality at ``theta = 0`` and ``x`` a sign vector.
+    """
+    return float(dim) / 4.0
+
+
+def gamma_for(epsilon, q, dim):
+    """``gamma = lambda / (exp(epsilon (1 - q)) - 1)``, the smallest ridge the proof allows.
+
+    Any larger value keeps the guarantee. For huge ``epsilon`` the formula underflows; the
+    result is floored at the smallest positive normal float so that the objective stays
+    strictly convex (raising gamma never hurts privacy).
+    """
+    lam = hessian_bound(dim)
+    expo = epsilon * (1.0 - q)
+    gamma = lam / math.expm1(expo) if expo < 700 else 0.0
+    return max(gamma, np.finfo(float).tiny)
+
+
+def _expected_noise_l2(norm, dim, sensitivity, eps_noise):
+    """``E |V|_2`` (approximately, via ``sqrt(E |V|_2^2)``) for the K-norm noise."""
+    from ..noise import KNormMechanism
+
+    mech = KNormMechanism(norm, dim, sensitivity, eps_noise, random_state=0)
+    return math.sqrt(mech.variance * dim)
+
+
+def default_q(epsilon, dim, norm="linf", n_samples=None):
+    """Data-independent share of the budget spent on the noise vector V.
+
+    The rest, ``1 - q``, pays for the Jacobian term through ``gamma``. Noise costs roughly
+    ``E|V|_2 ∝ 1/q`` and the ridge bias roughly ``gamma |theta| ∝ 1/(exp(eps (1-q)) - 1)``;
+    both are divided by n and by the curvature of the loss. We pick q by minimising the nominal
+    error proxy ``E|V|_2 + gamma * R`` with a nominal coefficient size ``R = sqrt(dim)``
+    (coefficients of order one per scaled feature) over a grid, and clip to [0.5, 0.95]. The
+    proxy uses only ``(epsilon, dim, norm)``; it was checked against the median error of
+    seed 001's Algorithm 3 in ``benchmarks/logistic.py`` (see ``docs/objective_perturbation.md``).
+    """
+    grid = np.linspace(0.5, 0.95, 46)
+    sens = gradient_sensitivity(norm, dim)
+    base = _expected_noise_l2(norm, dim, sens, 1.0)  # E|V| at eps_noise = 1; scales as 1/eps
+    radius = math.sqrt(dim)
+    cost = [base / (epsilon * q) + gamma_for(epsilon, q, dim) * radius for q in grid]
+    return float(grid[int(np.argmin(cost))])
+
+
+# --------------------------------------------------------------------------------------------
+# Objective and solvers
+# --------------------------------------------------------------------------------------------
+
+
+def _margins(theta, Z, fit_intercept):
+    if fit_intercept:
+        t = Z @ theta[1:]
+        t += theta[0]
+        return t
+    return Z @ theta
+
+
+def objective(theta, Z, y, fit_intercept, alpha_l2, gamma, V, n=None):
+    """Value and gradient of the smooth perturbed objective ``J`` (mean form).
+
+    ``theta`` is ``[intercept, w]`` when ``fit_intercept`` else ``w``; ``alpha_l2`` is the
+    coefficient of ``|w|_2^2 / 2`` in ``r``. ``n`` (default ``len(Z)``) divides the penalty
+    and noise terms; passing the full n with a subsample ``Z`` gives the subsample surrogate
+    used to warm-start the solver.
+
+    The loss is evaluated stably as ``max(t, 0) + log1p(exp(-|t|)) - y t`` and the sigmoid is
+    recovered from the same ``exp(-|t|)`` (one exponential per example).
+    """
+    n_rows = Z.shape[0]
+    n = n_rows if n is None else n
+    w = theta[1:] if fit_intercept else theta
+    t = _margins(theta, Z, fit_intercept)
+    e = np.abs(t)
+    np.negative(e, out=e)
+    np.exp(e, out=e)  # e = exp(-|t|) in (0, 1]
+    loss = np.log1p(e).sum() + np.maximum(t, 0.0).sum() - y @ t
+    np.add(e, 1.0, out=e)
+    np.reciprocal(e, out=e)  # e = sigmoid(|t|)
+    s = np.where(t >= 0, e, 1.0 - e)  # sigmoid(t)
+    s -= y
+    g_w = Z.T @ s
+    penalty = 0.5 * alpha_l2 * (w @ w) + 0.5 * gamma * (theta @ theta) + V @ theta
+    grad = (gamma * theta + V) / n
+    if fit_intercept:
+        grad[0] += s.sum() / n_rows
+        grad[1:] += g_w / n_rows + (alpha_l2 / n) * w
+    else:
+        grad += g_w / n_rows + (alpha_l2 / n) * w
+    return loss / n_rows + penalty / n, grad
+
+
+def hessian(theta, Z, fit_intercept, alpha_l2, gamma, n=None):
+    """Hessian of the smooth perturbed objective (same conventions as :func:`objective`)."""
+    n_rows = Z.shape[0]
+    n = n_rows if n is None else n
+    s = expit(_margins(theta, Z, fit_intercept))
+    wts = s * (1.0 - s) / n_rows
+    Zw = Z * wts[:, None]
+    H_ww = Z.T @ Zw + (alpha_l2 / n) * np.eye(Z.shape[1])
+    if fit_intercept:
+        H = np.empty((Z.shape[1] + 1,) * 2)
+        H[0, 0] = wts.sum()
+        H[0, 1:] = H[1:, 0] = Zw.sum(axis=0)
+        H[1:, 1:] = H_ww
+    else:
+        H = H_ww
+    H[np.diag_indices_from(H)] += gamma / n
+    return H
+
+
+def _lbfgs(fun, x0, args, max_iter, gtol):
+    return optimize.minimize(
+        fun,
+        x0,
+        args=args,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-16, "maxcor": 20},
+    )
+
+
+class _Preconditioned:
+    """``J(theta0 + M u)`` and its gradient ``M^T grad J``, remembering the last evaluation."""
+
+    def __init__(self, theta0, M, Z, y, fit_intercept, alpha_l2, gamma, V):
+        self.theta0, self.M = theta0, M
+        self.args = (Z, y, fit_intercept, alpha_l2, gamma, V)
+        self._last = None
+
+    def theta(self, u):
+        return self.theta0 + self.M @ u
+
+    def grad_theta(self, u):
+        return self(u)[2]
+
+    def __call__(self, u):
+        if self._last is not None and np.array_equal(self._last[0], u):
+            return self._last[1]
+        f, g = objective(self.theta(u), *self.args)
+        out = (f, self.M.T @ g, g)
+        self._last = (np.array(u, copy=True), out)
+        return out
+
+    def fun(self, u):
+        f, g_u, _ = self(u)
+        return f, g_u
+
+
+def solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e-8, n_sub=20000):
+    """Minimise ``J`` with scipy's L-BFGS-B and the analytic gradient.
+
+    To make L-BFGS fast *and* accurate on large n it runs in two stages. (1) L-BFGS on the
+    surrogate built from an evenly spaced subsample of at most ``n_sub`` rows (same penalty,
+    gamma and V terms) gives ``theta_s``, and the surrogate's Hessian ``H_s = L L^T`` at
+    ``theta_s`` a preconditioner. (2) L-BFGS on the full objective in the coordinates
+    ``theta = theta_s + c L^{-T} u``, where the Hessian is close to ``c^2 I``. The constant
+    ``c = |L^{-1} grad J(theta_s)|_2`` makes L-BFGS-B's first trial step (length
+    ``1/|gradient|``) the preconditioned Newton step, so a few iterations reach a tight
+    gradient tolerance. The minimiser is unique (strict convexity), so the warm start and the
+    change of variables change the path, not the answer.
+
+    Returns ``(theta, n_iter, grad_norm)``: ``n_iter`` counts the iterations of both stages and
+    ``grad_norm`` is the sup-norm of the gradient of ``J`` at the returned point, the optimality
+    certificate the estimator checks.
+    """
+    n = Z.shape[0]
+    dim = Z.shape[1] + int(fit_intercept)
+    step = max(1, n // n_sub)
+    Zs, ys = Z[::step], y[::step]
+    args = (Zs, ys, fit_intercept, alpha_l2, gamma, V, n)
+    res_s = _lbfgs(objective, np.zeros(dim), args, max_iter, gtol)
+    theta_s = res_s.x
+    try:
+        L = np.linalg.cholesky(hessian(theta_s, Zs, fit_intercept, alpha_l2, gamma, n))
+        L_inv_T = np.linalg.inv(L).T
+        if not np.all(np.isfinite(L_inv_T)):
+            raise np.linalg.LinAlgError
+    except np.linalg.LinAlgError:
+        L, L_inv_T = np.eye(dim), np.eye(dim)
+    fun = _Preconditioned(theta_s, L_inv_T, Z, y, fit_intercept, alpha_l2, gamma, V)
+    u0 = np.zeros(dim)
+    f0, g0, g0_theta = fun(u0)
+    c = float(np.linalg.norm(g0))
+    n_iter = 0
+    u = u0
+    if np.max(np.abs(g0_theta)) > gtol and c > 0:
+        fun = _Preconditioned(theta_s, c * L_inv_T, Z, y, fit_intercept, alpha_l2, gamma, V)
+        fun._last = (u0.copy(), (f0, c * g0, g0_theta))
+        # grad_theta = L grad_u / c, so this tolerance on grad_u keeps |grad_theta|_inf <= gtol.
+        gtol_u = gtol * c / max(float(np.abs(L).sum(axis=1).max()), 1e-300)
+        res = _lbfgs(fun.fun, u0, (), max_iter, gtol_u)
+        u, n_iter = res.x, int(res.nit)
+    theta = fun.theta(u)
+    grad = fun.grad_theta(u)
+    return theta, max(1, int(res_s.nit) + n_iter), float(np.max(np.abs(grad)))
+
+
+def solve_cvxpy(Z, y, fit_intercept, alpha, l1_ratio, gamma, V):
+    """Minimise ``J`` (with the full elastic-net ``r``) as an exponential-cone program.
+
+    Returns ``(theta, n_iter, None)``; the solver's own tolerances certify optimality.
+    """
+    import cvxpy as cp
+
+    n, p = Z.shape
+    dim = p + int(fit_intercept)
+    theta = cp.Variable(dim)
+    if fit_intercept:
+        b, w = theta[0], theta[1:]
+        t = Z @ w + b
+    else:
+        w = theta
+        t = Z @ w
+    expr = cp.sum(cp.logistic(t)) - (y @ Z) @ w
+    if fit_intercept:
+        expr = expr - y.sum() * b
+    if alpha > 0 and l1_ratio < 1:
+        expr = expr + 0.5 * alpha * (1.0 - l1_ratio) * cp.sum_squares(w)
+    if alpha > 0 and l1_ratio > 0:
+        expr = expr + alpha * l1_ratio * cp.norm1(w)
+    expr = expr + 0.5 * gamma * cp.sum_squares(theta) + V @ theta
+    problem = cp.Problem(cp.Minimize(expr / n))
+    try:
+        problem.solve(solver=cp.CLARABEL)
+    except cp.error.SolverError:
+        problem.solve(solver=cp.SCS, eps=1e-9, max_iters=100_000)
+    if theta.value is None or problem.status not in ("optimal", "optimal_inaccurate"):
+        raise RuntimeError(
+            f"cvxpy did not solve the perturbed objective (status {problem.status})."
+        )
+    n_iter = getattr(problem.solver_stats, "num_iters", None)
+    return np.asarray(theta.value, float), int(n_iter or 0), None
