@@ -4,10 +4,12 @@
 :class:`dpreg.BudgetAccountant` passed as a parameter is shared by all clones, so the ledger
 shows what the whole search spent (sequential composition) and stops it before it overruns.
 
-Note: tuning on the private data is itself a use of the data; every fit in the search spends
-budget, and the search result (the best parameters) is covered because all fits are charged to
-the one accountant. Preprocessing must not look at the data either: the pipeline scales with
-public constants, never with ``StandardScaler`` fitted on the private data.
+What is and is not covered: every fit is charged to the accountant, so all fitted models
+together are (spent epsilon)-DP by sequential composition. The *validation scores* that
+GridSearchCV uses to pick the winner are computed on held-out private rows without noise; they
+are not covered. Tune on public or synthetic data when the choice itself must be private.
+Preprocessing must not look at the data either: the pipeline transforms with public constants,
+never with a ``StandardScaler`` fitted on the private data.
 
 Run: python examples/pipeline_gridsearch.py
 """

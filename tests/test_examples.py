@@ -1,0 +1,38 @@
+"""Run every script in examples/ (executed, not just present) with a non-interactive backend."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+EXPECTED = {
+    "quickstart.py": ["diabetes R^2", "breast cancer accuracy", "Engel median regression"],
+    "pipeline_gridsearch.py": ["best parameters", "budget spent", "refused"],
+    "norm_choice.py": ["choose_norm picks: linf", "empirical per-coordinate variance"],
+    "private_centring.py": ["sample mean", "private", "pipeline"],
+}
+
+
+def test_every_example_is_listed():
+    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("script", sorted(EXPECTED))
+def test_example_runs(script, tmp_path):
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for text in EXPECTED[script]:
+        assert text in proc.stdout, (text, proc.stdout)
+    assert "Traceback" not in proc.stderr
