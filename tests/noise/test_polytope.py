@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from dpreg.noise import ConvexBody, KNormMechanism, L1Ball, L2Ball, LinfBall, PolytopeBall
@@ -229,3 +231,40 @@ def test_convex_body_volume_is_deterministic_with_standard_error():
     assert v1 == body.volume_estimate()[0] and body.volume() == pytest.approx(v1)
     assert abs(v1 - 8.0) < 4.5 * se and se > 0
     assert math.isclose(np.exp(body.log_volume()), v1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    d=st.integers(2, 3),
+    seed=st.integers(0, 10_000),
+    shift=st.floats(0.3, 3.0),
+)
+def test_shifted_polytopes_are_rejected(d, seed, shift):
+    """A symmetric vertex set moved off the origin is not a norm ball: clear ValueError."""
+    rng = np.random.default_rng(seed)
+    V = rng.standard_normal((d + 2, d))
+    V = np.vstack([V, -V])
+    c = rng.standard_normal(d)
+    c *= shift * np.abs(V).max() / np.linalg.norm(c)
+    with pytest.raises(ValueError, match="symmetric|interior|full-dimensional"):
+        PolytopeBall(vertices=V + c)
+    # and the halfspace form of the shifted body
+    P = PolytopeBall(vertices=V)
+    A = P.facet_normals
+    with pytest.raises(ValueError, match="symmetric|> 0"):
+        PolytopeBall(A=A, b=1.0 + A @ c)
+
+
+@settings(max_examples=25, deadline=None)
+@given(bad=st.sampled_from([np.nan, np.inf, -np.inf]), i=st.integers(0, 3), j=st.integers(0, 1))
+def test_non_finite_inputs_are_rejected(bad, i, j):
+    V = cross_vertices(2)
+    V[i, j] = bad
+    with pytest.raises(ValueError, match="finite"):
+        PolytopeBall(vertices=V)
+    with pytest.raises(ValueError, match="finite"):
+        PolytopeBall(A=V, b=np.ones(4))
+    b = np.ones(4)
+    b[i] = bad
+    with pytest.raises(ValueError, match="finite|> 0"):
+        PolytopeBall(A=cross_vertices(2), b=b)
