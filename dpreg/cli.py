@@ -224,7 +224,7 @@ def _load_compare_task(args, err=None):
         bounds_X = (lo, hi)
         notes.append("feature bounds were read from the data: NOT differentially private")
     bounds_y = None
-    if args.model == "linear":
+    if args.model in ("linear", "quantile"):
         if args.target_bounds is not None:
             lo, hi = args.target_bounds
             if not (np.isfinite(lo) and np.isfinite(hi)) or lo >= hi:
@@ -365,7 +365,8 @@ def build_parser():
         nargs=2,
         type=float,
         metavar=("LOW", "HIGH"),
-        help="public bounds of the target (--model linear)",
+        help="public bounds of the target (--model linear; for --model quantile they only set "
+        "the parameter domain, y is not clipped)",
     )
     comp.add_argument("--quantile", type=float, default=0.5, help="quantile level (default 0.5)")
     comp.add_argument("--norm", default=None, help="norm of the private estimator's noise")

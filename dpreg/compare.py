@@ -447,6 +447,7 @@ def make_task(
     ``"quantile"`` (KNGQuantileRegressor vs QuantileRegressor) or ``"median"``
     (PrivateProjectionMedian vs the coordinate-wise median and the mean).
     ``bounds_X``/``bounds_y`` are ``(lower, upper)`` pairs passed to the private estimator
+    (``bounds_y`` is used by ``"linear"`` and, as the parameter domain, by ``"quantile"``)
     (pass them explicitly: the comparison never reads bounds from the data itself).
     """
     from sklearn.linear_model import LinearRegression, LogisticRegression, QuantileRegressor
@@ -488,7 +489,13 @@ def make_task(
 
         def make_private(eps, seed):
             return KNGQuantileRegressor(
-                quantile=quantile, epsilon=eps, bounds_X=bounds_X, random_state=seed, **extra
+                quantile=quantile,
+                epsilon=eps,
+                bounds_X=bounds_X,
+                bounds_y=bounds_y,
+                n_chains=1,  # only chain 0 is released; the others are diagnostics
+                random_state=seed,
+                **extra,
             )
 
         baselines = {

@@ -334,7 +334,7 @@ def _quantile(eps):
     from dpreg import KNGQuantileRegressor
 
     return lambda s: KNGQuantileRegressor(
-        quantile=0.5, epsilon=eps, bounds_X=(-1, 1), random_state=s
+        quantile=0.5, epsilon=eps, bounds_X=(-1, 1), bounds_y=(-1, 1), n_chains=1, random_state=s
     )
 
 

@@ -365,7 +365,7 @@ def test_compare_runs_each_model(capsys, linear_csv, tmp_path, model):
     else:
         target = "label" if model == "logistic" else "y"
         argv += ["--target", target, "--features", "a", "b", "--bounds", "-1", "1"]
-    if model == "linear":
+    if model in ("linear", "quantile"):
         argv += ["--target-bounds", "-2", "2"]
     rc = main(argv)
     captured = capsys.readouterr()

@@ -50,8 +50,8 @@ def _make(name, bounded):
         return ObjectivePerturbationLogistic(epsilon=2.0, **kw)
     if name == "quantile":
         if bounded:
-            kw.update(bounds_X=(-BOUND, BOUND))
-        return KNGQuantileRegressor(quantile=0.3, epsilon=2.0, **kw)
+            kw.update(bounds_X=(-BOUND, BOUND), bounds_y=(-BOUND, BOUND))
+        return KNGQuantileRegressor(quantile=0.3, epsilon=2.0, n_chains=1, **kw)
     if name == "median":
         return PrivateProjectionMedian(epsilon=2.0, delta=1e-3, **kw)
     raise AssertionError(name)
