@@ -162,6 +162,9 @@ def scale_to_unit(X, lower, upper):
     np.minimum(Z, upper, out=Z)
     Z -= mid
     Z *= inv_half
+    # round-off in (x - mid) / half can land a hair outside [-1, 1] (e.g. 1 - 1.2e-12 for
+    # bounds (16, 16.001)); sensitivity bounds assume |z| <= 1 exactly
+    np.clip(Z, -1.0, 1.0, out=Z)
     return Z
 
 
