@@ -1,8 +1,717 @@
-"""FunctionalLinearRegression (work in progress: see issue 3)."""
+r"""Differentially private linear regression by the functional mechanism with K-norm noise.
 
-from sklearn.base import BaseEstimator
+Seed 001 (Awan & Slavković), section 5, with the exact sensitivities of
+:mod:`dpreg.linear_model._functional_sensitivity` and the improvements of SPEC section 4.
+
+Mechanism
+---------
+1. Clip every feature into ``bounds_X`` and the target into ``bounds_y`` and map them affinely
+   onto [-1, 1] (with ``fit_intercept=False`` the map is the symmetric scaling
+   ``x -> x / max(|lower|, |upper|)``, which keeps the origin and hence the no-intercept model).
+2. Compute the sufficient statistics ``Z^T Z`` and ``Z^T w`` of the scaled design ``Z`` (with a
+   leading column of ones when an intercept is fitted) in one streaming pass over row chunks
+   (BLAS ``syrk`` per chunk; dask arrays are reduced by dask).
+3. Release ``T``, the unique non-constant entries of both (squares doubled, so every entry has
+   sensitivity 2), with noise calibrated to the exact sensitivity of T in the chosen norm:
+
+   * ``delta = 0``: the K-norm mechanism (density ``∝ exp(-epsilon ||v||_K / Delta_K)``) with
+     K the l1, l2 or l_inf ball or the hull body of SPEC section 4 (sensitivity 1 in its own
+     norm). With ``release="blocks"`` (l_inf only) the Gram block and the target block are
+     released by two l_inf mechanisms with a data-independent split ``epsilon_G +
+     epsilon_y = epsilon`` (basic composition); every entry still has sensitivity 2 in each
+     block.
+   * ``delta > 0``: additionally the analytic Gaussian mechanism (exact l2 sensitivity) or the
+     flipped Huber mechanism (l_inf, l2 and l1 sensitivities).
+
+4. Rebuild the noisy ``(Z^T Z)*`` (``n`` is public under replace-one adjacency) and ``(Z^T w)*``
+   and solve. Everything after step 3 is post-processing and costs no privacy:
+   ``postprocess="none"`` is the paper's ``pinv((Z^T Z)*) (Z^T w)*``; ``"psd"`` projects the
+   noisy Gram onto the matrices whose eigenvalues are at least ``lambda``, and ``"ridge"`` adds
+   ``lambda`` to the diagonal (not to the intercept entry), where ``lambda`` is a
+   data-independent multiple of the noise scale of the Gram entries. Either keeps the solve
+   well posed when the noisy Gram is singular or indefinite.
+5. Map the coefficients back to the user's units.
+
+Guarantee: the release in step 3 is ``(epsilon, delta)``-DP under replace-one adjacency (the
+K-norm/Gaussian/flipped-Huber guarantees with the sensitivities derived in
+:mod:`~dpreg.linear_model._functional_sensitivity`; blocks by basic composition); steps 4--5
+are post-processing. Choices that depend only on ``(n, p, epsilon, delta)`` (norm for
+``"auto"``, budget split, ``lambda``) are data-independent. Bounds read from the data (when
+``bounds_X``/``bounds_y`` are None) void the guarantee, hence the ``PrivacyLeakWarning``.
+
+Why the defaults (measured by ``python -m benchmarks.linear``; see
+``docs/functional_linear_regression.md``): the paper's joint release spends the budget on
+every entry of T equally, while the estimation error is ``(Z^T Z)^{-1} (e - E beta)``, where
+the target noise ``e`` enters directly but the Gram noise ``E`` is damped by the scaled
+coefficients; the block split shifts budget accordingly.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import (
+    check_bounds,
+    check_delta,
+    check_epsilon,
+    check_random_state,
+)
+from ..accounting import check_accountant
+from ._functional_sensitivity import (
+    Layout,
+    hull_body,
+    l1_sensitivity,
+    l2_sensitivity,
+    linf_sensitivity,
+)
+
+NORMS = ("l1", "l2", "linf", "hull", "auto")
+MECHANISMS = ("auto", "knorm", "gaussian", "huber")
+RELEASES = ("auto", "joint", "blocks")
+POSTPROCESS = ("none", "psd", "ridge")
 
 
-class FunctionalLinearRegression(BaseEstimator):
-    def fit(self, X, y=None):
-        raise NotImplementedError("FunctionalLinearRegression is being implemented (issue 3).")
+# ---------------------------------------------------------------------------------------------
+# Sufficient statistics
+
+
+@dataclass
+class SufficientStatistics:
+    """Scaled moments of one data set: everything the private release needs.
+
+    ``gram = Z^T Z`` and ``xty = Z^T w`` for the scaled design ``Z`` (intercept column first
+    when ``fit_intercept``) and scaled target ``w``; ``x_offset, x_scale, y_offset, y_scale``
+    describe the maps ``z = (clip(x) - offset) / scale`` (scale 0 means "constant 0").
+    Computing them once and calling :meth:`FunctionalLinearRegression.fit_statistics`
+    repeatedly lets simulations vary the noise without touching the data again.
+    """
+
+    gram: np.ndarray
+    xty: np.ndarray
+    n: int
+    n_features: int
+    fit_intercept: bool
+    x_offset: np.ndarray
+    x_scale: np.ndarray
+    y_offset: float
+    y_scale: float
+
+    @property
+    def layout(self):
+        return Layout(self.n_features, self.fit_intercept)
+
+    def statistic(self):
+        """The vector T (noise-free) in the layout of :class:`Layout`."""
+        return self.layout.pack(self.gram, self.xty)
+
+
+def _is_dask(a):
+    return type(a).__module__.split(".")[0] == "dask"
+
+
+def _scaling(bounds, n_features, data, name, fit_intercept):
+    lower, upper = check_bounds(bounds, n_features, X=data, name=name)
+    if fit_intercept:
+        offset, scale = (upper + lower) / 2.0, (upper - lower) / 2.0
+    else:
+        offset, scale = np.zeros(n_features), np.maximum(np.abs(lower), np.abs(upper))
+    return lower, upper, offset, scale
+
+
+def _inverse(scale):
+    return np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > 0)
+
+
+def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True, chunk_size=65536):
+    """Clip, scale and reduce ``(X, y)`` to :class:`SufficientStatistics` in one pass.
+
+    ``X`` is a 2-D numpy array (or a dask array); ``y`` 1-D. Rows are processed in chunks of
+    ``chunk_size`` with one BLAS ``syrk`` per chunk, so the extra memory is
+    ``O(chunk_size * p)``, independent of n. Missing bounds are read from the data with a
+    :class:`~dpreg.exceptions.PrivacyLeakWarning`.
+    """
+    n, p = X.shape
+    if _is_dask(X) or _is_dask(y):
+        return _dask_statistics(X, y, bounds_X, bounds_y, fit_intercept)
+    lo, hi, x_off, x_sc = _scaling(
+        bounds_X, p, X if bounds_X is None else None, "bounds_X", fit_intercept
+    )
+    ylo, yhi, y_off, y_sc = _scaling(
+        bounds_y, 1, y if bounds_y is None else None, "bounds_y", fit_intercept
+    )
+    inv = _inverse(x_sc)
+    yinv = _inverse(y_sc)[0]
+    o = 1 if fit_intercept else 0
+    q = p + o
+    M = np.zeros((q + 1, q + 1))
+    step = max(1, int(chunk_size))
+    buf = np.empty((min(step, max(n, 1)), q + 1))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        A = buf[: stop - start]
+        if o:
+            A[:, 0] = 1.0
+        Zc = A[:, o:q]
+        Zc[...] = X[start:stop]
+        np.clip(Zc, lo, hi, out=Zc)
+        Zc -= x_off
+        Zc *= inv
+        w = A[:, q]
+        w[...] = y[start:stop]
+        np.clip(w, ylo[0], yhi[0], out=w)
+        w -= y_off[0]
+        w *= yinv
+        M += A.T @ A  # numpy dispatches A.T @ A to BLAS syrk
+    return SufficientStatistics(
+        gram=M[:q, :q].copy(),
+        xty=M[:q, q].copy(),
+        n=int(n),
+        n_features=int(p),
+        fit_intercept=bool(fit_intercept),
+        x_offset=x_off,
+        x_scale=x_sc,
+        y_offset=float(y_off[0]),
+        y_scale=float(y_sc[0]),
+    )
+
+
+def _dask_statistics(X, y, bounds_X, bounds_y, fit_intercept):
+    import dask  # noqa: PLC0415  (optional dependency, imported lazily)
+    import dask.array as da  # noqa: PLC0415
+
+    X = da.asarray(X).astype(float)
+    y = da.asarray(y).astype(float)
+    n, p = X.shape
+    if not isinstance(n, numbers.Integral) or math.isnan(n):
+        raise ValueError("dask arrays must have known chunk sizes (call X.compute_chunk_sizes()).")
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"y must be 1-D with {n} entries, got shape {y.shape}.")
+    ext = {}
+    if bounds_X is None:
+        ext["X"] = (X.min(axis=0), X.max(axis=0))
+    if bounds_y is None:
+        ext["y"] = (y.min(keepdims=True), y.max(keepdims=True))
+    finite = da.isfinite(X).all() & da.isfinite(y).all()
+    ext, finite = dask.compute(ext, finite)
+    if not finite:
+        raise ValueError("Input X or y contains NaN or infinity.")
+    data_X = np.vstack(ext["X"]) if "X" in ext else None
+    data_y = np.concatenate(ext["y"]) if "y" in ext else None
+    lo, hi, x_off, x_sc = _scaling(bounds_X, p, data_X, "bounds_X", fit_intercept)
+    ylo, yhi, y_off, y_sc = _scaling(bounds_y, 1, data_y, "bounds_y", fit_intercept)
+    Z = (da.clip(X, lo, hi) - x_off) * _inverse(x_sc)
+    w = ((da.clip(y, ylo[0], yhi[0]) - y_off[0]) * _inverse(y_sc)[0])[:, None]
+    cols = [Z, w.rechunk((Z.chunks[0], 1))]
+    if fit_intercept:
+        cols.insert(0, da.ones((n, 1), chunks=(Z.chunks[0], 1)))
+    A = da.concatenate(cols, axis=1)
+    M = np.asarray((A.T @ A).compute(), dtype=float)
+    q = M.shape[0] - 1
+    return SufficientStatistics(
+        gram=M[:q, :q].copy(),
+        xty=M[:q, q].copy(),
+        n=int(n),
+        n_features=int(p),
+        fit_intercept=bool(fit_intercept),
+        x_offset=x_off,
+        x_scale=x_sc,
+        y_offset=float(y_off[0]),
+        y_scale=float(y_sc[0]),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The private release (the only step that touches the data) and the post-processing
+
+
+def linf_noise_std(dim, sensitivity, epsilon):
+    """Per-coordinate standard deviation of l_inf K-norm noise: ``sqrt((m+1)(m+2)/3) Δ/ε``."""
+    return math.sqrt((dim + 1.0) * (dim + 2.0) / 3.0) * sensitivity / epsilon
+
+
+def default_split(layout):
+    """Data-independent share of epsilon for the Gram block under ``release="blocks"``.
+
+    Minimises ``sigma_y^2 + c * sigma_G^2`` (per-entry noise variances of the two l_inf
+    releases, ``sigma ∝ sqrt((m+1)(m+2)) / epsilon_block``) with ``c = 1 / (p + 1)``: the Gram
+    noise reaches the estimate only through ``E beta`` and the scaled coefficients of a model
+    whose fitted values stay in [-1, 1] have ``||beta||^2`` of order ``1 / (p+1)`` per entry.
+    The minimiser is ``epsilon_G / epsilon_y = (c k_G^2 / k_y^2)^{1/3}``.
+    """
+    kg = (layout.d_gram + 1.0) * (layout.d_gram + 2.0)
+    ky = (layout.d_target + 1.0) * (layout.d_target + 2.0)
+    c = 1.0 / (layout.p + 1.0)
+    ratio = (c * kg / ky) ** (1.0 / 3.0)
+    return ratio / (1.0 + ratio)
+
+
+@dataclass
+class ReleasePlan:
+    """A data-independent description of the noise: what each block gets."""
+
+    norm: object
+    mechanism: str
+    release: str
+    split: float
+    gram_std: float  # per-entry noise std of the (undoubled) off-diagonal Gram entries
+    description: str
+
+
+def _check_choice(value, allowed, name):
+    if not isinstance(value, str) or value.lower() not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}.")
+    return value.lower()
+
+
+def _hull_or_error(layout, epsilon):
+    if not layout.fit_intercept:
+        raise ValueError(
+            "norm='hull' needs fit_intercept=True (the hull body uses the sums of "
+            "the intercept column); use norm='linf' instead."
+        )
+    body = hull_body(layout.p)
+    try:
+        body._check_feasible(1)
+    except ValueError as exc:
+        raise ValueError(
+            f"norm='hull' is infeasible for p={layout.p} features: exact box-rejection sampling "
+            f"of the {layout.dim}-dimensional hull body has too small an acceptance rate "
+            f"({exc}). Use norm='linf' (almost as good, seed 001 section 5) or norm='auto'."
+        ) from None
+    return body
+
+
+def make_plan(
+    layout, epsilon, delta=0.0, norm="linf", mechanism="auto", release="auto", split="auto"
+):
+    """Resolve the estimator's options into a :class:`ReleasePlan` (data-independent)."""
+    d, p, fi = layout.dim, layout.p, layout.fit_intercept
+    if isinstance(norm, str):
+        norm = norm.lower()
+        if norm in ("inf", "max"):
+            norm = "linf"
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {list(NORMS)}, got {norm!r}.")
+    mechanism = _check_choice(mechanism, MECHANISMS, "mechanism")
+    release = _check_choice(release, RELEASES, "release")
+    if delta == 0 and mechanism in ("gaussian", "huber"):
+        raise ValueError(
+            f"mechanism={mechanism!r} needs delta > 0; use mechanism='knorm' for pure epsilon-DP."
+        )
+    d1, d2 = l1_sensitivity(p, fi), l2_sensitivity(p, fi)
+    if norm == "auto":
+        from ..noise import choose_norm  # noqa: PLC0415
+
+        norm = choose_norm(["l1", "l2", "linf"], [d1, d2, 2.0], dim=d)
+    ball = _hull_or_error(layout, epsilon) if norm == "hull" else norm
+    knorm_std = _knorm_std(ball, d, d1, d2, epsilon)
+    if mechanism == "auto":
+        mechanism = "knorm"
+        if delta > 0:
+            cands = {
+                "knorm": knorm_std,
+                "gaussian": _gauss_std(epsilon, delta, d2),
+                "huber": _huber_std(epsilon, delta, d, d1, d2),
+            }
+            cands = {k: v for k, v in cands.items() if v is not None}
+            mechanism = min(cands, key=cands.get)
+    if release == "auto":
+        release = "blocks" if (mechanism == "knorm" and norm == "linf") else "joint"
+    if release == "blocks" and not (mechanism == "knorm" and norm == "linf"):
+        raise ValueError(
+            "release='blocks' is implemented for the l_inf K-norm mechanism only "
+            "(norm='linf', mechanism='knorm' or 'auto' with delta=0)."
+        )
+    if release == "blocks":
+        s = default_split(layout) if (isinstance(split, str) and split == "auto") else split
+        if isinstance(s, bool) or not isinstance(s, numbers.Real) or not 0 < s < 1:
+            raise ValueError(f"split must be 'auto' or a number in (0, 1), got {split!r}.")
+        s = float(s)
+        std = linf_noise_std(layout.d_gram, 2.0, s * epsilon)
+        desc = f"l_inf blocks, epsilon split {s:.3f}/{1 - s:.3f}"
+    else:
+        s = 1.0
+        if mechanism == "gaussian":
+            std = _gauss_std(epsilon, delta, d2)
+        elif mechanism == "huber":
+            std = _huber_std(epsilon, delta, d, d1, d2)
+        else:
+            std = knorm_std
+        desc = f"joint {mechanism}" + (f" ({norm})" if mechanism == "knorm" else "")
+    return ReleasePlan(
+        norm=ball,
+        mechanism=mechanism,
+        release=release,
+        split=s,
+        gram_std=float(std),
+        description=desc,
+    )
+
+
+def _knorm_std(ball, d, d1, d2, epsilon):
+    if isinstance(ball, str):
+        sens = {"l1": d1, "l2": d2, "linf": 2.0}[ball]
+        from ..noise import KNormMechanism  # noqa: PLC0415
+
+        return math.sqrt(KNormMechanism(ball, d, sens, epsilon).variance)
+    # hull body: contained in the cube [-2, 2]^d, so l_inf's scale is an upper proxy (used only
+    # for the post-processing scale, which may be any data-independent number)
+    return linf_noise_std(d, 2.0, epsilon)
+
+
+def _gauss_std(epsilon, delta, d2):
+    if delta <= 0:
+        return None
+    from ..noise import analytic_gaussian_sigma  # noqa: PLC0415
+
+    return analytic_gaussian_sigma(epsilon, delta, d2)
+
+
+def _huber_mechanism(epsilon, delta, d, d1, d2, rng=None):
+    from ..noise import FlippedHuberMechanism  # noqa: PLC0415
+
+    return FlippedHuberMechanism(
+        epsilon, delta, 2.0, dim=d, l2_sensitivity=d2, l1_sensitivity=d1, random_state=rng
+    )
+
+
+def _huber_std(epsilon, delta, d, d1, d2):
+    if delta <= 0:
+        return None
+    try:
+        return math.sqrt(_huber_mechanism(epsilon, delta, d, d1, d2).variance)
+    except NotImplementedError:  # backend not available yet
+        return None
+
+
+def privatize_statistic(T, layout, plan, epsilon, delta, rng):
+    """Return ``T + noise`` for the plan; the only data-dependent randomised step."""
+    from ..noise import GaussianMechanism, KNormMechanism  # noqa: PLC0415
+
+    T = np.asarray(T, dtype=float)
+    d, p, fi = layout.dim, layout.p, layout.fit_intercept
+    if plan.mechanism == "gaussian":
+        noise = GaussianMechanism(epsilon, delta, l2_sensitivity(p, fi), random_state=rng).sample(d)
+    elif plan.mechanism == "huber":
+        mech = _huber_mechanism(
+            epsilon, delta, d, l1_sensitivity(p, fi), l2_sensitivity(p, fi), rng
+        )
+        noise = np.asarray(mech.sample(), dtype=float).reshape(d)
+    elif plan.release == "blocks":
+        noise = np.empty(d)
+        g = layout.d_gram
+        s = plan.split
+        noise[:g] = KNormMechanism(
+            "linf", g, linf_sensitivity(p, fi), s * epsilon, random_state=rng
+        ).sample()
+        noise[g:] = KNormMechanism(
+            "linf", d - g, linf_sensitivity(p, fi), (1 - s) * epsilon, random_state=rng
+        ).sample()
+    else:
+        norm = plan.norm
+        if isinstance(norm, str):
+            sens = {"l1": l1_sensitivity, "l2": l2_sensitivity, "linf": linf_sensitivity}[norm](
+                p, fi
+            )
+        else:
+            sens = 1.0  # the hull body contains the sensitivity space
+        noise = KNormMechanism(norm, d, sens, epsilon, random_state=rng).sample()
+    return T + noise
+
+
+def solve_normal_equations(gram, xty, postprocess="psd", lam=0.0, fit_intercept=True):
+    """Coefficients from a noisy Gram matrix and target vector (post-processing only).
+
+    ``"none"``: ``pinv(gram) @ xty`` (seed 001, equation (4)). ``"psd"``: eigenvalues of the
+    symmetrised Gram are raised to at least ``lam`` (a projection onto ``{G >= lam I}`` in
+    Frobenius norm), then solved. ``"ridge"``: ``(gram + lam D)^{-1} xty`` with D the identity
+    except 0 for the intercept, falling back to the pseudo-inverse if still singular.
+    """
+    gram = 0.5 * (gram + gram.T)
+    if postprocess == "none" or lam <= 0 and postprocess == "ridge":
+        return np.linalg.pinv(gram, hermitian=True) @ xty
+    if postprocess == "psd":
+        w, V = np.linalg.eigh(gram)
+        floor = max(lam, 1e-12 * max(float(np.max(np.abs(w))), 1.0))
+        w = np.maximum(w, floor)
+        return V @ ((V.T @ xty) / w)
+    if postprocess == "ridge":
+        D = np.ones(len(gram))
+        if fit_intercept:
+            D[0] = 0.0
+        A = gram + lam * np.diag(D)
+        try:
+            return np.linalg.solve(A, xty)
+        except np.linalg.LinAlgError:
+            return np.linalg.pinv(A, hermitian=True) @ xty
+    raise ValueError(f"postprocess must be one of {list(POSTPROCESS)}, got {postprocess!r}.")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
+    r"""Linear regression with (epsilon, delta)-DP by a functional mechanism with K-norm noise.
+
+    The private statistic is the vector T of unique non-constant entries of ``Z^T Z`` and
+    ``Z^T w`` for the clipped and scaled data (seed 001 section 5); noise is calibrated to the
+    exact sensitivity of T in the chosen norm, and the coefficients are obtained by
+    post-processing. See the module docstring for the mechanism and the guarantee.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget of one ``fit``.
+    norm : {"linf", "l1", "l2", "hull", "auto"}, default="linf"
+        K-norm of the noise when ``mechanism`` is ``"knorm"``. ``"hull"`` is the hull body of
+        SPEC section 4 (exact box-rejection sampling; only feasible for small p, otherwise a
+        ``ValueError`` naming ``"linf"``). ``"auto"`` uses :func:`~dpreg.noise.choose_norm`
+        (volume order) among l1, l2, l_inf with the exact sensitivities.
+    delta : float, default=0.0
+        Total delta; ``delta > 0`` allows the Gaussian and flipped Huber mechanisms.
+    bounds_X : tuple (lower, upper) or None, default=None
+        Per-feature (or scalar) bounds. Data outside are clipped. None reads them from the data
+        with a :class:`~dpreg.exceptions.PrivacyLeakWarning`.
+    bounds_y : tuple (lower, upper) or None, default=None
+        Bounds of the target; same conventions.
+    fit_intercept : bool, default=True
+        Whether to fit an intercept (a column of ones, part of the released statistic).
+    random_state : None, int, RandomState or Generator, default=None
+        Seed of the noise.
+    accountant : BudgetAccountant or None, default=None
+        Ledger charged ``(epsilon, delta)`` once per successful ``fit``; checked before the
+        data are touched.
+    mechanism : {"auto", "knorm", "gaussian", "huber"}, default="auto"
+        ``"auto"`` is the K-norm mechanism when ``delta == 0``; when ``delta > 0`` it is the one
+        of K-norm (with ``norm``), Gaussian and flipped Huber with the smallest per-entry noise
+        variance (a data-independent choice).
+    release : {"auto", "joint", "blocks"}, default="auto"
+        ``"joint"`` noises all of T at once (seed 001). ``"blocks"`` (l_inf K-norm only) noises
+        the Gram entries and the target entries separately with budgets ``split * epsilon`` and
+        ``(1 - split) * epsilon``. ``"auto"`` uses blocks whenever they apply.
+    split : "auto" or float in (0, 1), default="auto"
+        Share of epsilon for the Gram block; ``"auto"`` is :func:`default_split`.
+    postprocess : {"psd", "ridge", "none"}, default="psd"
+        How the noisy Gram matrix is turned into coefficients (see
+        :func:`solve_normal_equations`); ``"none"`` is the paper's pseudo-inverse.
+    ridge_factor : float, default=1.0
+        ``lambda = ridge_factor * sqrt(p + 1) * sigma_G`` where ``sigma_G`` is the per-entry
+        noise standard deviation of the Gram block (data-independent).
+    chunk_size : int, default=65536
+        Rows per chunk of the streaming pass.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Coefficients in the user's units.
+    intercept_ : float
+        Intercept in the user's units (0.0 when ``fit_intercept=False``).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when X has string column names.
+    norm_ : object
+        The norm used (a name or the hull body).
+    mechanism_ : str
+    release_ : str
+    split_ : float
+        Share of epsilon spent on the Gram block (1.0 for a joint release).
+    sensitivity_ : dict
+        ``{"linf": ..., "l1": ..., "l2": ...}`` sensitivities of T.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg import FunctionalLinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20000, 2))
+    >>> y = 1.0 + X @ np.array([2.0, -1.0]) + rng.normal(scale=0.1, size=20000)
+    >>> model = FunctionalLinearRegression(epsilon=2.0, bounds_X=(-1, 1), bounds_y=(-4, 6),
+    ...                                    random_state=0).fit(X, y)
+    >>> np.round(model.coef_, 1)
+    array([ 2., -1.])
+    >>> round(model.intercept_, 1)
+    1.0
+    """
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        norm="linf",
+        delta=0.0,
+        bounds_X=None,
+        bounds_y=None,
+        fit_intercept=True,
+        random_state=None,
+        accountant=None,
+        mechanism="auto",
+        release="auto",
+        split="auto",
+        postprocess="psd",
+        ridge_factor=1.0,
+        chunk_size=65536,
+    ):
+        self.epsilon = epsilon
+        self.norm = norm
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.accountant = accountant
+        self.mechanism = mechanism
+        self.release = release
+        self.split = split
+        self.postprocess = postprocess
+        self.ridge_factor = ridge_factor
+        self.chunk_size = chunk_size
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # -- parameter checks that need no data
+    def _check_params(self):
+        eps = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta)
+        acc = check_accountant(self.accountant)
+        _check_choice(self.postprocess, POSTPROCESS, "postprocess")
+        rf = self.ridge_factor
+        if (
+            isinstance(rf, bool)
+            or not isinstance(rf, numbers.Real)
+            or not (rf >= 0)
+            or not math.isfinite(rf)
+        ):
+            raise ValueError(f"ridge_factor must be a finite number >= 0, got {rf!r}.")
+        cs = self.chunk_size
+        if isinstance(cs, bool) or not isinstance(cs, numbers.Integral) or cs < 1:
+            raise ValueError(f"chunk_size must be a positive integer, got {cs!r}.")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValueError(f"fit_intercept must be a bool, got {self.fit_intercept!r}.")
+        return eps, delta, acc
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``X`` (n, p) and ``y`` (n,); numpy, pandas or dask input.
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+        y : array-like or dask array of shape (n_samples,)
+        sample_weight : None
+            Not supported (weights would change the sensitivity); must be None.
+
+        Returns
+        -------
+        self
+        """
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not supported by FunctionalLinearRegression.")
+        eps, delta, acc = self._check_params()
+        if acc is not None:
+            acc.check(eps, delta)  # before touching the data
+        if _is_dask(X) or _is_dask(y):
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+            self.n_features_in_ = int(X.shape[1])
+            Xv, yv = X, y
+        else:
+            Xv, yv = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=True)
+        # the plan is validated before the data pass so that bad options fail fast
+        make_plan(
+            Layout(self.n_features_in_, bool(self.fit_intercept)),
+            eps,
+            delta,
+            self.norm,
+            self.mechanism,
+            self.release,
+            self.split,
+        )
+        stats = sufficient_statistics(
+            Xv, yv, self.bounds_X, self.bounds_y, bool(self.fit_intercept), self.chunk_size
+        )
+        return self._fit_statistics(stats, eps, delta, acc)
+
+    def fit_statistics(self, stats):
+        """Fit from precomputed :class:`SufficientStatistics` (spends the budget like ``fit``).
+
+        Useful for simulations: compute the statistics once with
+        :func:`sufficient_statistics` and call this for many noise draws, norms or epsilons.
+        ``stats.fit_intercept`` must match ``self.fit_intercept``.
+        """
+        eps, delta, acc = self._check_params()
+        if bool(stats.fit_intercept) != bool(self.fit_intercept):
+            raise ValueError("stats.fit_intercept does not match fit_intercept.")
+        if acc is not None:
+            acc.check(eps, delta)
+        self.n_features_in_ = stats.n_features
+        return self._fit_statistics(stats, eps, delta, acc)
+
+    def _fit_statistics(self, stats, eps, delta, acc):
+        layout = stats.layout
+        plan = make_plan(layout, eps, delta, self.norm, self.mechanism, self.release, self.split)
+        rng = check_random_state(self.random_state)
+        T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps, delta, rng)
+        gram, xty = layout.unpack(T_noisy, stats.n)
+        lam = float(self.ridge_factor) * math.sqrt(layout.p + 1.0) * plan.gram_std
+        beta = solve_normal_equations(
+            gram, xty, self.postprocess.lower(), lam, layout.fit_intercept
+        )
+        self._set_coefficients(beta, stats)
+        self.norm_ = plan.norm
+        self.mechanism_ = plan.mechanism
+        self.release_ = plan.release
+        self.split_ = plan.split
+        self.sensitivity_ = {
+            "linf": linf_sensitivity(layout.p, layout.fit_intercept),
+            "l1": l1_sensitivity(layout.p, layout.fit_intercept),
+            "l2": l2_sensitivity(layout.p, layout.fit_intercept),
+        }
+        if acc is not None:
+            acc.spend(eps, delta)
+        return self
+
+    def _set_coefficients(self, beta, stats):
+        o = 1 if stats.fit_intercept else 0
+        b = np.asarray(beta[o:], dtype=float)
+        inv = _inverse(stats.x_scale)
+        coef = stats.y_scale * b * inv
+        if stats.fit_intercept:
+            intercept = stats.y_offset + stats.y_scale * beta[0] - float(coef @ stats.x_offset)
+        else:
+            intercept = 0.0
+        if not np.all(np.isfinite(coef)) or not np.isfinite(intercept):
+            warnings.warn(
+                "Non-finite coefficients after post-processing; set to 0.", RuntimeWarning
+            )
+            coef = np.nan_to_num(coef, nan=0.0, posinf=0.0, neginf=0.0)
+            intercept = float(np.nan_to_num(intercept))
+        self.coef_ = coef
+        self.intercept_ = float(intercept)
+
+    def predict(self, X):
+        """Predicted targets ``X @ coef_ + intercept_`` in the user's units."""
+        check_is_fitted(self, "coef_")
+        if _is_dask(X):
+            return X @ self.coef_ + self.intercept_
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return X @ self.coef_ + self.intercept_
+
+
+__all__ = [
+    "FunctionalLinearRegression",
+    "SufficientStatistics",
+    "default_split",
+    "make_plan",
+    "privatize_statistic",
+    "solve_normal_equations",
+    "sufficient_statistics",
+]

@@ -1,0 +1,287 @@
+"""Layout and exact sensitivities of the released statistic of :class:`FunctionalLinearRegression`.
+
+The statistic
+-------------
+After scaling, each row contributes ``x in [-1, 1]^p`` and ``y in [-1, 1]``. With an intercept
+the design row is ``(1, x)`` and the released vector ``T = sum_i t(x_i, y_i)`` stacks the unique,
+non-constant entries of ``X^T X`` and ``X^T y``:
+
+========  ================  ==========================================
+block     entries           per-row contribution
+========  ================  ==========================================
+Gram      ``L_j`` (p)       ``x_j``              (only with intercept)
+Gram      ``S_j`` (p)       ``2 x_j^2``          (squares doubled)
+Gram      ``C_jk`` (p(p-1)/2)  ``x_j x_k``, j < k
+target    ``Y`` (1)         ``y``                (only with intercept)
+target    ``P_j`` (p)       ``x_j y``
+========  ================  ==========================================
+
+so ``d = (p+1)(p+2)/2 - 1 + (p+1)`` with an intercept and ``d = p(p+1)/2 + p`` without. Under
+replace-one adjacency ``T(D) - T(D') = t(x, y) - t(x', y')`` for one pair of rows, so every
+sensitivity below is ``sup ||t(x, y) - t(x', y')||`` over ``x, x' in [-1,1]^p``,
+``y, y' in [-1,1]``.
+
+l_inf sensitivity: every entry of t lies in an interval of length 2 (``[-1, 1]`` or, for the
+doubled squares, ``[0, 2]``), and 2 is attained, so ``Delta_inf = 2``.
+
+Exact l1 sensitivity
+--------------------
+**With intercept:** ``Delta_1 = p(p-1)/2 + 4p + 2``, attained at ``x = 1, y = 1, x' = 0,
+y' = -1``.
+
+*Proof.* The objective is a sum of absolute values of affine functions of ``y'`` (and of
+``y``), hence convex in each, so its maximum has ``y, y' in {-1, 1}``; flipping the signs of
+``y`` and ``y'`` together leaves every term unchanged, so take ``y = 1``. Flipping the signs of
+``x_j`` and ``x'_j`` together also leaves every term unchanged, so take ``x_j = a_j >= 0``,
+``x'_j = tau_j b_j`` with ``b_j >= 0``, ``tau_j = +-1``; let ``M_j = max(a_j, b_j)`` and
+``m_j = min(a_j, b_j)``. For the product terms one checks, case by case on which of ``a, b``
+is larger, ``|a_j a_k - b_j b_k| <= M_j M_k - m_j m_k`` and ``a_j a_k + b_j b_k <= M_j M_k +
+m_j m_k``; the first applies when ``tau_j = tau_k``, the second otherwise, so
+``sum_{j<k} |x_j x_k - x'_j x'_k| <= sum_{j<k} M_j M_k - (S^2 - sum m_j^2) / 2`` with
+``S = sum tau_j m_j``.
+
+* ``y' = -1``: ``|x_j - x'_j| + |x_j + x'_j| = 2 M_j``, so the per-coordinate terms sum to
+  ``sum (2 M_j + 2 M_j^2 - 2 m_j^2)``, plus 2 from ``y``.
+* ``y' = 1``: ``|x_j - x'_j| + |x_j y - x'_j y'| = 2 |a_j - tau_j b_j| <= 2 M_j - 2 tau_j m_j``.
+
+Every bound is increasing in each ``M_j``, so put ``M_j = 1``. Then the total is at most
+``2 + 4p + p(p-1)/2 - 1.5 sum m_j^2 - S^2/2`` (case ``y' = -1``) or
+``4p + p(p-1)/2 - 2S - S^2/2 - 1.5 sum m_j^2 <= 2 + 4p + p(p-1)/2 - 1.5 sum m_j^2`` (case
+``y' = 1``, as ``-2S - S^2/2 <= 2``). Both are ``<= p(p-1)/2 + 4p + 2``. QED.
+
+**Without intercept:** ``Delta_1 = p(p-1)/2 + 3p + p / (2(p+3))``, attained at ``x = 1, y = 1,
+x' = t 1, y' = -1`` with ``t = 1/(p+3)`` (for p = 1 this is 3.125, the number of seed 001,
+Example 2.10). *Proof:* the same reductions give per-coordinate terms ``2(M^2 - m^2) + M +-
+m`` (sign ``+`` when ``tau_j = +1``), so the total is at most ``3p + p(p-1)/2 + S - S^2/2 -
+1.5 sum m_j^2`` with ``S = sum tau_j m_j <= sqrt(p sum m_j^2)``; maximising
+``S - S^2/2 - 1.5 S^2/p`` over S gives ``p / (2(p+3))`` at ``S = p/(p+3)``, which the stated
+point attains.
+
+l2 sensitivity
+--------------
+**With intercept:** ``Delta_2^2 <= 4 + max(p^2/2 + 5.5p, p^2 + 4p)``, i.e. ``sqrt(10)``,
+``sqrt(17)``, ``5`` for p = 1, 2, 3 and ``p + 2`` for p >= 3. Exact for p <= 3 and every even
+p; for odd p >= 5 the exact value lies in ``[sqrt((p+2)^2 - 1), p + 2]`` (we use the upper
+end, which over-states the l2 noise by less than ``1 / (2 (p+2)^2)`` relatively).
+
+*Proof.* Again ``y = 1, y' = +-1`` (the square of the objective is a convex quadratic in
+``y'``), ``x_j = a_j >= 0, x'_j = tau_j b_j``. Write ``alpha_j = a_j^2, beta_j = b_j^2``,
+``A = sum alpha_j, B = sum beta_j`` and ``S = sum tau_j a_j b_j``. Expanding,
+``sum_{j<k} (x_j x_k - x'_j x'_k)^2 = (A^2 + B^2)/2 - sum (alpha_j - beta_j)^2 / 2 - S^2``, and
+the squared norm equals ``G(alpha, beta) + c(S)`` with
+``G = sum_j [2 alpha_j + 2 beta_j + 3.5 (alpha_j - beta_j)^2] + (A^2 + B^2)/2`` and
+``c(S) = 4 - S^2`` (``y' = -1``) or ``-4S - S^2`` (``y' = 1``); both are ``<= 4``. G is convex
+on ``[0,1]^{2p}``, so its maximum is at a vertex; with ``u`` coordinates of type ``(1, 0)``,
+``w`` of type ``(0, 1)`` and ``r`` of type ``(1, 1)``, ``G = 5.5(u+w) + 4r + ((u+r)^2 +
+(w+r)^2)/2``, a convex function maximised at ``u = p`` or ``r = p``. Attainment: ``u = p`` is
+``x = 1, x' = 0, y' = -1`` (``S = 0``); ``r = p`` is ``x = 1, x' = tau`` with
+``sum tau = 0`` (needs p even) and ``y' = -1``; for odd p the best vertex has ``|S| = 1`` and
+loses exactly 1.
+
+**Without intercept:** ``Delta_2^2 <= 1 + max(p^2/2 + 4.5p, p^2 + 2p)`` by the same argument
+(``G = sum [alpha + beta + 3.5 (alpha - beta)^2] + (A^2+B^2)/2`` and ``c(S) = -S^2 +- 2S <= 1``);
+exact, ``= p + 1``, for odd p >= 5 (``x = 1, x' = tau`` with ``sum tau = -1``); for other p it
+over-states the exact value by at most 1 in the square.
+
+Every bound is checked by an adversarial search over pairs of rows in the test suite.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Index map of the released vector T (see the module docstring)."""
+
+    p: int
+    fit_intercept: bool
+
+    @property
+    def n_pairs(self):
+        return self.p * (self.p - 1) // 2
+
+    @property
+    def pairs(self):
+        """``(I, J)``: the feature pairs j < k of the cross-product entries, in order."""
+        return np.triu_indices(self.p, 1)
+
+    @property
+    def lin(self):
+        return np.arange(self.p) if self.fit_intercept else np.arange(0)
+
+    @property
+    def sq(self):
+        return len(self.lin) + np.arange(self.p)
+
+    @property
+    def cross(self):
+        return len(self.lin) + self.p + np.arange(self.n_pairs)
+
+    @property
+    def d_gram(self):
+        """Number of entries of the Gram block."""
+        return len(self.lin) + self.p + self.n_pairs
+
+    @property
+    def ysum(self):
+        return np.arange(self.d_gram, self.d_gram + 1) if self.fit_intercept else np.arange(0)
+
+    @property
+    def xy(self):
+        return self.d_gram + len(self.ysum) + np.arange(self.p)
+
+    @property
+    def d_target(self):
+        return len(self.ysum) + self.p
+
+    @property
+    def dim(self):
+        return self.d_gram + self.d_target
+
+    def pack(self, gram, xty):
+        """T from the full moment matrices ``gram = Z^T Z`` and ``xty = Z^T w``.
+
+        ``Z`` carries the intercept column first when ``fit_intercept``; the constant ``n`` is
+        dropped and squares are doubled.
+        """
+        o = 1 if self.fit_intercept else 0
+        I, J = self.pairs
+        diag = np.diag(gram)[o:]
+        parts = []
+        if self.fit_intercept:
+            parts.append(gram[0, 1:])
+        parts += [2.0 * diag, gram[o + I, o + J]]
+        if self.fit_intercept:
+            parts.append(xty[:1])
+        parts.append(xty[o:])
+        return np.concatenate(parts)
+
+    def unpack(self, T, n):
+        """Inverse of :meth:`pack`: ``(gram, xty)`` (squares halved, ``n`` in the corner)."""
+        T = np.asarray(T, dtype=float)
+        o = 1 if self.fit_intercept else 0
+        q = self.p + o
+        gram = np.empty((q, q))
+        if self.fit_intercept:
+            gram[0, 0] = n
+            gram[0, 1:] = gram[1:, 0] = T[self.lin]
+        idx = np.arange(o, q)
+        gram[idx, idx] = T[self.sq] / 2.0
+        I, J = self.pairs
+        gram[o + I, o + J] = T[self.cross]
+        gram[o + J, o + I] = T[self.cross]
+        xty = np.empty(q)
+        if self.fit_intercept:
+            xty[0] = T[self.ysum[0]]
+        xty[o:] = T[self.xy]
+        return gram, xty
+
+    def contributions(self, x, y):
+        """Per-row contributions ``t(x, y)`` for rows of ``x`` (m, p) and ``y`` (m,)."""
+        x = np.atleast_2d(np.asarray(x, dtype=float))
+        y = np.asarray(y, dtype=float).reshape(-1)
+        I, J = self.pairs
+        parts = []
+        if self.fit_intercept:
+            parts.append(x)
+        parts += [2.0 * x**2, x[:, I] * x[:, J]]
+        if self.fit_intercept:
+            parts.append(y[:, None])
+        parts.append(x * y[:, None])
+        return np.concatenate(parts, axis=1)
+
+
+def linf_sensitivity(p, fit_intercept=True):
+    """``Delta_inf`` of T: 2 (each entry ranges over an interval of length 2)."""
+    return 2.0
+
+
+def l1_sensitivity(p, fit_intercept=True):
+    """Exact ``Delta_1`` of T (derivation in the module docstring)."""
+    if fit_intercept:
+        return p * (p - 1) / 2.0 + 4.0 * p + 2.0
+    return p * (p - 1) / 2.0 + 3.0 * p + p / (2.0 * (p + 3.0))
+
+
+def l2_sensitivity(p, fit_intercept=True):
+    """``Delta_2`` of T (exact except for odd p >= 5; see the module docstring)."""
+    if fit_intercept:
+        return math.sqrt(4.0 + max(0.5 * p * p + 5.5 * p, p * p + 4.0 * p))
+    return math.sqrt(1.0 + max(0.5 * p * p + 4.5 * p, p * p + 2.0 * p))
+
+
+def l1_attaining_pair(p, fit_intercept=True):
+    """A pair of rows ``((x, y), (x', y'))`` that attains :func:`l1_sensitivity`."""
+    x = np.ones(p)
+    xp = np.zeros(p) if fit_intercept else np.full(p, 1.0 / (p + 3.0))
+    return (x, 1.0), (xp, -1.0)
+
+
+def l2_lower_pair(p, fit_intercept=True):
+    """The best vertex pair of the l2 proof (attains :func:`l2_sensitivity` when exact)."""
+    x = np.ones(p)
+    tau = np.where(np.arange(p) < p // 2, 1.0, -1.0)  # sum tau = 0 (p even) or -1 (p odd)
+    if fit_intercept:
+        if 0.5 * p * p + 5.5 * p >= p * p + 4.0 * p:
+            return (x, 1.0), (np.zeros(p), -1.0)
+        return (x, 1.0), (tau, -1.0)
+    if 0.5 * p * p + 4.5 * p > p * p + 2.0 * p or (p % 2 == 0 and p <= 5):
+        return (x, 1.0), (np.zeros(p), -1.0)
+    return (x, 1.0), (tau, 1.0 if p % 2 else -1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The hull body of SPEC section 4 (seed 001 section 5.1)
+
+
+def hull_contains(U, layout):
+    """Membership oracle of the hull body K for rows of ``U`` (shape ``(m, d)`` or ``(d,)``).
+
+    ``u`` is in K when, for every feature j, ``(u_{L_j}, u_{S_j})`` lies in
+    ``K2 = {|u1| <= 2, |u2| <= 2, |u2| <= 2 - 2 (|u1| - 1)^2 if |u1| > 1}``, and every triple
+    ``(u_{L_j}, u_{L_k}, u_{C_jk})`` and ``(u_Y, u_{L_j}, u_{P_j})`` lies in
+    ``K3 = {|u_i| <= 2, |u_1| + |u_2| + |u_3| <= 4}``. K contains the sensitivity space of T
+    (each constraint is the convex hull of the sensitivity space of a sub-vector of T, and a
+    difference vector projects into each of them), is symmetric, convex (an intersection of
+    symmetric convex cylinders) and bounded (every coordinate is bounded by 2), so it is the
+    unit ball of a norm in which T has sensitivity 1.
+    """
+    U = np.asarray(U, dtype=float)
+    single = U.ndim == 1
+    U = np.atleast_2d(U)
+    A = np.abs(U)
+    if np.any(~np.isfinite(A)):
+        A = np.where(np.isfinite(A), A, np.inf)
+    a = A[:, layout.lin]
+    s = A[:, layout.sq]
+    c = A[:, layout.cross]
+    yy = A[:, layout.ysum[0]]
+    pxy = A[:, layout.xy]
+    ok = np.all(A <= 2.0, axis=1)
+    excess = np.maximum(a - 1.0, 0.0)
+    ok &= np.all(s <= 2.0 - 2.0 * excess**2, axis=1)
+    I, J = layout.pairs
+    if len(I):
+        ok &= np.all(a[:, I] + a[:, J] + c <= 4.0, axis=1)
+    ok &= np.all(yy[:, None] + a + pxy <= 4.0, axis=1)
+    return bool(ok[0]) if single else ok
+
+
+@lru_cache(maxsize=16)
+def hull_body(p):
+    """The hull body for p features (with intercept) as a :class:`~dpreg.noise.ConvexBody`.
+
+    Raises ``ValueError`` (from the body's feasibility check, at first use) when box rejection
+    is infeasible; the caller turns this into an error naming a norm that works.
+    """
+    from ..noise import ConvexBody
+
+    layout = Layout(int(p), True)
+    body = ConvexBody(lambda U: hull_contains(U, layout), half_widths=np.full(layout.dim, 2.0))
+    return body
