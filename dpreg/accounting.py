@@ -115,8 +115,18 @@ class BudgetAccountant:
         eps, delta = self.spent
         return max(self.epsilon - eps, 0.0), max(self.delta - delta, 0.0)
 
+    @staticmethod
+    def _check_spend(epsilon, delta):
+        # NaN compares False with everything and would silently disable every later check.
+        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
+            raise ValueError(f"A spend's epsilon must be a non-negative number, got {epsilon!r}.")
+        if math.isnan(epsilon) or epsilon < 0:
+            raise ValueError(f"A spend's epsilon must be a non-negative number, got {epsilon!r}.")
+        return float(epsilon), check_delta(delta)
+
     def check(self, epsilon, delta=0.0):
         """Raise :class:`BudgetExceededError` if spending ``(epsilon, delta)`` would overrun."""
+        epsilon, delta = self._check_spend(epsilon, delta)
         eps_new, delta_new = self.compose(
             self._ledger + [(float(epsilon), float(delta))], self.slack
         )
@@ -132,8 +142,7 @@ class BudgetAccountant:
 
     def spend(self, epsilon, delta=0.0):
         """Record a spend of ``(epsilon, delta)`` after checking the budget."""
-        if epsilon < 0 or delta < 0:
-            raise ValueError("Spends must be non-negative.")
+        epsilon, delta = self._check_spend(epsilon, delta)
         self.check(epsilon, delta)
         self._ledger.append((float(epsilon), float(delta)))
 

@@ -127,11 +127,6 @@ def test_validation_of_accountant_and_spends():
     assert "BudgetAccountant" in repr(acc)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dpreg/accounting.py accepts spend(nan), after which every check passes (reported "
-    "to the lead; remove this marker once spend/check validate with check_epsilon).",
-)
 def test_nan_spend_is_rejected():
     """A NaN spend must not be recorded: NaN comparisons are False, which would disable checks."""
     acc = BudgetAccountant(epsilon=1.0)
