@@ -188,3 +188,13 @@ def test_ball_with_wrong_dim_and_bad_method():
         KNormMechanism(_hexagon(), 3, 1.0, 1.0)
     with pytest.raises(ValueError, match="method"):
         KNormMechanism("l2", 3, 1.0, 1.0, method="grid-walk")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("norm,dim", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_norm_of_noise_is_gamma_large(norm, dim):
+    mech = KNormMechanism(
+        _norm_arg(norm, dim), dim=dim, sensitivity=1.0, epsilon=1.0, random_state=17, method="polar"
+    )
+    V = mech.sample(300_000)
+    assert stats.kstest(mech.ball.norm(V), mech.norm_distribution().cdf).pvalue > 1e-5

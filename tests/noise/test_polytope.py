@@ -268,3 +268,19 @@ def test_non_finite_inputs_are_rejected(bad, i, j):
     b[i] = bad
     with pytest.raises(ValueError, match="finite|> 0"):
         PolytopeBall(A=cross_vertices(2), b=b)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("d,n_points,seed", [(5, 14, 11), (6, 16, 12)])
+def test_polytope_sampler_matches_box_rejection_large(d, n_points, seed):
+    """Larger samples and dimensions: cone decomposition vs box rejection, many projections."""
+    P = random_symmetric_polytope(d, n_points, seed)
+    body = ConvexBody(P.contains, P.half_widths * (1 + 1e-9), max_proposals=10**9)
+    A = P.sample_uniform(100_000, random_state=1)
+    B = body.sample_uniform(100_000, random_state=2)
+    rng = np.random.default_rng(seed)
+    for u in np.vstack([np.eye(d), rng.standard_normal((10, d))]):
+        assert stats.ks_2samp(A @ u, B @ u).pvalue > 1e-5
+    assert stats.ks_2samp(P.norm(A), P.norm(B)).pvalue > 1e-5
+    est, se = body.volume_estimate(2_000_000)
+    assert abs(P.volume() - est) < 4.5 * se
