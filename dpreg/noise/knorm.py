@@ -34,7 +34,10 @@ class KNormMechanism:
     Parameters
     ----------
     norm : {"l1", "l2", "linf"}, float >= 1 or Ball
-        The norm whose unit ball is K.
+        The norm whose unit ball is K: a name, p for the lp norm, or a ball object such as
+        :class:`~dpreg.noise.PolytopeBall` or :class:`~dpreg.noise.ConvexBody` (anything with
+        ``dim``, ``norm`` and an *exact* uniform sampler ``sample_uniform``; the guarantee
+        holds only if that sampler is exactly uniform on the ball whose gauge is ``norm``).
     dim : int
         Dimension of the released statistic.
     sensitivity : float
