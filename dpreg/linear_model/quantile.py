@@ -37,6 +37,7 @@ __all__ = ["KNGQuantileRegressor"]
 
 _RHAT_WARN = 1.1
 _PROGRESS_WORK = 1e8  # show the bar automatically above ~10 s of estimated work
+_AUTO_WORK = 1e6  # records x lines per chain for n_sweeps="auto"
 
 
 class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
@@ -89,9 +90,12 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     fit_intercept : bool, default=True
         Fit an intercept. Without one, features are only scaled (by ``max(|lower|, |upper|)``),
         not centred, so the model stays a line through the origin.
-    n_sweeps : int, default=20
+    n_sweeps : int or "auto", default="auto"
         Gibbs sweeps per chain for ``d > 1`` parameters (one sweep = a radial move plus one
-        exact conditional draw along every coordinate axis). Ignored when ``d == 1``, where the
+        exact conditional draw along every coordinate axis). ``"auto"`` runs
+        ``clip(10**6 / (n_samples * (d + 1)), 20, 1000)`` sweeps: about the same work per
+        chain for every data size, and more sweeps when ``n`` is small, where the KNG density is
+        broad and has heavy tails that take longer to explore. Ignored when ``d == 1``, where the
         draw is exact.
     n_chains : int, default=4
         Independent chains from data-independent uniform starts in the domain. Only chain 0 is
@@ -176,7 +180,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         bounds_y=None,
         coef_bounds=None,
         fit_intercept=True,
-        n_sweeps=20,
+        n_sweeps="auto",
         n_chains=4,
         n_jobs=None,
         progress_bar=None,
@@ -213,6 +217,8 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             norm = check_norm(self.norm, allow_ball=True)
         for name in ("n_sweeps", "n_chains"):
             value = getattr(self, name)
+            if name == "n_sweeps" and isinstance(value, str) and value == "auto":
+                continue
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         accountant = check_accountant(self.accountant)
@@ -303,13 +309,16 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
                 }
             else:
                 anchor = mm_quantile_regression(W, y, tau)
+                n_sweeps = self.n_sweeps
+                if n_sweeps == "auto":
+                    n_sweeps = int(np.clip(_AUTO_WORK / (n * (d + 1)), 20, 1000))
                 show = self.progress_bar
                 if show is None:
-                    work = float(n) * (d + 1) * self.n_sweeps * self.n_chains
+                    work = float(n) * (d + 1) * n_sweeps * self.n_chains
                     show = work > _PROGRESS_WORK
                 result = run_chains(
                     mech,
-                    int(self.n_sweeps),
+                    int(n_sweeps),
                     int(self.n_chains),
                     anchor=anchor,
                     random_state=rng,
@@ -322,7 +331,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
                 diagnostics = {
                     "exact": False,
                     "n_chains": int(self.n_chains),
-                    "n_sweeps": int(self.n_sweeps),
+                    "n_sweeps": int(n_sweeps),
                     "rhat": rhat,
                     "max_rhat": max_rhat,
                 }
