@@ -198,3 +198,23 @@ def test_norm_of_noise_is_gamma_large(norm, dim):
     )
     V = mech.sample(300_000)
     assert stats.kstest(mech.ball.norm(V), mech.norm_distribution().cdf).pvalue > 1e-5
+
+
+def test_same_body_three_ways_gives_the_same_noise():
+    """Hexagon as PolytopeBall (cones) and ConvexBody (rejection); cube as LinfBall/PolytopeBall."""
+    hexagon = _hexagon()
+    body = ConvexBody(hexagon.contains, hexagon.half_widths * (1 + 1e-9))
+    A = KNormMechanism(hexagon, 2, 1.0, 1.0, random_state=1).sample(8000)
+    B = KNormMechanism(body, 2, 1.0, 1.0, random_state=2).sample(8000)
+    cube = PolytopeBall(vertices=[[1, 1, 1], [1, -1, 1], [-1, 1, 1], [-1, -1, 1]], symmetrize=True)
+    C = KNormMechanism(cube, 3, 1.0, 1.0, random_state=3).sample(8000)
+    D = KNormMechanism("linf", 3, 1.0, 1.0, random_state=4).sample(8000)
+    rng = np.random.default_rng(0)
+    for u in rng.standard_normal((4, 2)):
+        assert stats.ks_2samp(A @ u, B @ u).pvalue > P_MIN
+    for u in rng.standard_normal((4, 3)):
+        assert stats.ks_2samp(C @ u, D @ u).pvalue > P_MIN
+    assert np.allclose(
+        KNormMechanism(cube, 3, 1.0, 1.0).covariance(),
+        KNormMechanism("linf", 3, 1.0, 1.0).covariance(),
+    )
