@@ -43,6 +43,7 @@ import itertools
 
 import numpy as np
 
+from .._validation import scale_to_unit
 from ..kng import StepGradient
 from ..noise.balls import LpBall, make_ball
 
@@ -52,6 +53,7 @@ __all__ = [
     "mm_quantile_regression",
     "quantile_gradient",
     "quantile_sensitivity",
+    "scale_features",
 ]
 
 
@@ -63,6 +65,24 @@ def check_quantile(quantile):
     if not 0.0 < q < 1.0:
         raise ValueError(f"quantile must lie in the open interval (0, 1), got {quantile!r}.")
     return q
+
+
+def scale_features(X, lower, upper, fit_intercept):
+    """Clip ``X`` into the bounds and map it into [-1, 1]^p.
+
+    With an intercept the box is mapped affinely (``z = (x - mid) / half``); without one the
+    features are only divided by ``max(|lower|, |upper|)`` so that the model keeps passing
+    through the origin. Returns ``(Z, mid, half)`` with ``x = mid + half * z`` on the box;
+    columns with ``half == 0`` are constant and map to 0.
+    """
+    lower = np.asarray(lower, dtype=float)
+    upper = np.asarray(upper, dtype=float)
+    if fit_intercept:
+        mid, half = (upper + lower) / 2.0, (upper - lower) / 2.0
+        return scale_to_unit(X, lower, upper), mid, half
+    half = np.maximum(np.abs(lower), np.abs(upper))
+    Z = np.clip(np.asarray(X, dtype=float), lower, upper) / np.where(half > 0, half, 1.0)
+    return np.clip(Z, -1.0, 1.0), np.zeros_like(half), half
 
 
 def design(Z, fit_intercept):

@@ -19,7 +19,6 @@ from .._validation import (
     check_epsilon,
     check_norm,
     check_random_state,
-    scale_to_unit,
 )
 from ..accounting import check_accountant
 from ..kng import KNG, run_chains
@@ -31,6 +30,7 @@ from ._quantile_core import (
     mm_quantile_regression,
     quantile_gradient,
     quantile_sensitivity,
+    scale_features,
 )
 
 __all__ = ["KNGQuantileRegressor"]
@@ -268,13 +268,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         n, n_features = X.shape
         lo, hi = check_bounds(self.bounds_X, n_features, X, name="bounds_X")
-        if self.fit_intercept:
-            Z = scale_to_unit(X, lo, hi)
-            mid, half = (hi + lo) / 2.0, (hi - lo) / 2.0
-        else:
-            half = np.maximum(np.abs(lo), np.abs(hi))
-            mid = np.zeros(n_features)
-            Z = np.clip(X, lo, hi) / np.where(half > 0, half, 1.0)
+        Z, mid, half = scale_features(X, lo, hi, self.fit_intercept)
         active = half > 0
         p = int(active.sum())
         d = p + int(bool(self.fit_intercept))
