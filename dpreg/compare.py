@@ -331,12 +331,12 @@ def format_results(rows, tasks, cv, repeats=1):
             for b in base:
                 lines.append(f"   non-private {b['model']}: {_cell(b['mean'], b['std'])}")
             continue
-        head = f"   {'epsilon':>8}  {task.private_name + ' (private)':<34}"
-        head += "".join(f"  {b['model'] + ' (non-private)':<30}" for b in base)
-        lines.append(head)
+        titles = [task.private_name + " (private)"] + [b["model"] + " (non-private)" for b in base]
+        widths = [max(len(t), 18) for t in titles]
+        lines.append(f"   {'epsilon':>8}" + "".join(f"  {t:<{w}}" for t, w in zip(titles, widths)))
         for r in priv:
-            line = f"   {r['epsilon']:>8g}  {_cell(r['mean'], r['std']):<34}"
-            line += "".join(f"  {_cell(b['mean'], b['std']):<30}" for b in base)
+            cells = [_cell(r["mean"], r["std"])] + [_cell(b["mean"], b["std"]) for b in base]
+            line = f"   {r['epsilon']:>8g}" + "".join(f"  {c:<{w}}" for c, w in zip(cells, widths))
             if r["note"]:
                 line += f"  ({r['note']})"
             lines.append(line.rstrip())
