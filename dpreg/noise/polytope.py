@@ -263,7 +263,15 @@ class PolytopeBall(Ball):
         if x.shape[-1:] != (self.dim,):
             raise ValueError(f"x must have {self.dim} entries per row, got shape {x.shape}.")
         G = self._hrep_input if self._hrep_input is not None else self.facet_normals
-        return np.maximum(np.max(x @ G.T, axis=-1), 0.0)
+        with np.errstate(invalid="ignore"):
+            out = np.maximum(np.max(x @ G.T, axis=-1), 0.0)
+        if not np.all(np.isfinite(x)):  # inf * 0 = NaN above; the gauge of an infinite x is inf
+            out = np.where(
+                np.any(np.isnan(x), axis=-1),
+                np.nan,
+                np.where(np.all(np.isfinite(x), axis=-1), out, np.inf),
+            )
+        return out
 
     def _sample_uniform(self, n, rng):
         d = self.dim
@@ -432,7 +440,9 @@ class ConvexBody(Ball):
         X = x.reshape(-1, self.dim)
         lo = np.max(np.abs(X) / self._h, axis=1)
         out = np.zeros(len(X))
-        nz = lo > 0
+        bad = ~np.isfinite(lo)  # NaN -> NaN, +-inf entries -> inf
+        out[bad] = np.where(np.any(np.isnan(X[bad]), axis=1), np.nan, np.inf)
+        nz = (lo > 0) & ~bad
         if np.any(nz):
             out[nz] = self._bisect(X[nz], lo[nz])
         return out.reshape(x.shape[:-1]) if x.ndim > 1 else float(out[0])

@@ -284,3 +284,12 @@ def test_polytope_sampler_matches_box_rejection_large(d, n_points, seed):
     assert stats.ks_2samp(P.norm(A), P.norm(B)).pvalue > 1e-5
     est, se = body.volume_estimate(2_000_000)
     assert abs(P.volume() - est) < 4.5 * se
+
+
+def test_gauges_of_non_finite_points():
+    P = PolytopeBall(vertices=cross_vertices(2))
+    body = ConvexBody(lambda x: np.abs(x).sum(axis=-1) <= 1.0, [1.0, 1.0])
+    X = np.array([[np.inf, 0.0], [np.nan, 1.0], [1.0, 1.0], [0.0, -np.inf]])
+    for ball in (P, body):
+        g = ball.norm(X)
+        assert g[0] == np.inf and np.isnan(g[1]) and np.isclose(g[2], 2.0) and g[3] == np.inf
