@@ -38,8 +38,9 @@ def test_paper_example_3_22_and_the_hull():
     scaled volumes 19.53, 16.16, 16; the hull of the sensitivity space has volume 40/3 = 13.33.
     """
     d1, d2, dinf = 3.125, math.sqrt(71 + 8 * math.sqrt(2)) / 4, 2.0
-    vols = [math.exp(log_scaled_volume(n, s, 2)) for n, s in [("l1", d1), ("l2", d2),
-                                                               ("linf", dinf)]]
+    vols = [
+        math.exp(log_scaled_volume(n, s, 2)) for n, s in [("l1", d1), ("l2", d2), ("linf", dinf)]
+    ]
     assert vols == pytest.approx([19.53, 16.16, 16.0], abs=0.005)
 
     def hull(u):  # |u1| <= 2, |u2| <= 2 for |u1| <= 1, else <= 2 - 2 (|u1| - 1)^2
