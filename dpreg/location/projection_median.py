@@ -1,8 +1,431 @@
-"""PrivateProjectionMedian (work in progress: see issue 6)."""
+"""Differentially private projection-depth median (Ramsay & Spicker; seed 004), exactly sampled.
 
-from sklearn.base import BaseEstimator
+Mechanism
+---------
+Directions ``U = {u_1..u_m}`` are fixed before the data are seen (``norm=``, ``random_state``).
+With ``mu_u`` the median and ``sigma_u`` the MAD (or IQR) of the projections ``u^T x_i``, the
+outlyingness is ``O_D(x) = max_u |u^T x - mu_u| / sigma_u`` and the release is one draw from
+``p_D(x) ∝ exp(-c O_D(x))``. Because O has no finite global sensitivity, the release is guarded
+by propose-test-release (PTR) on a lower bound of the distance to "unsafe" data sets.
+
+Privacy guarantee: (epsilon, delta)-DP, replace-one adjacency, n public
+------------------------------------------------------------------------
+Budget split: the test uses epsilon/2, the release uses epsilon/2; both use the full delta
+(the two delta's do not add, see step 4).
+
+1. *Pairwise closeness.* For neighbours D, D' and x with ``O_D(x) <= tau``, per direction
+   ``|t - mu'|/s' - |t - mu|/s <= (tau |s - s'| + |mu - mu'|) / s'`` (triangle inequality with
+   ``|t - mu| <= tau s``). So ``O_D' - O_D <= eta`` on ``{O_D <= tau}`` and symmetrically,
+   whenever ``max_u (tau |Δsigma_u| + |Δmu_u|) / min(sigma_u, sigma'_u) <= eta``.
+2. *Tail.* If additionally ``P_D(O_D > tau) <= g`` and ``P_D'(O_D' > tau) <= g``, then for every
+   event A: ``P_D(A) <= e^{2 c eta} / (1 - g) P_D'(A) + g`` (split A by ``{O_D <= tau}``; bound
+   the ratio of normalising constants on ``{O_D' <= tau}``). With
+   ``c = (epsilon/2 - log(1/(1-delta))) / (2 eta)`` and ``g = delta`` the release is
+   (epsilon/2, delta)-indistinguishable on such pairs. (SPEC's ``c = epsilon / (4 eta)``
+   ignores the ``1/(1-g)`` factor; we subtract it exactly, a relative change of order delta.)
+   ``P_D(O > tau)`` is bounded through the minimum ``o = min O_D`` only (``tail_log_bound``).
+3. *Safety margin.* D is *safe* if 1-2 hold for D and every neighbour. Certificate ``C_j(D)``:
+   ``F_j(D) <= eta`` and ``T_{j+1}(D) <= o_max`` where F_j bounds the pairwise closeness over all
+   pairs (D'', D''') with D'' within j changes of D (order-statistic bounds, ``_sensitivity``)
+   and ``T_{j+1}`` bounds ``min O`` over all data sets within j+1 changes; ``o_max`` is the
+   largest o whose tail bound is ``<= delta``. ``C_j(D)`` implies every data set within j
+   changes of D is safe. ``h(D) = max{k : C_0(D), ..., C_{k-1}(D)}`` (capped), so ``h(D) = 0``
+   when D is unsafe. Every bound is monotone (``C_j(D)`` implies ``C_{j-1}(D')`` for neighbours
+   D'), hence ``|h(D) - h(D')| <= 1``: h has global sensitivity 1.
+4. *Test.* Pass iff ``h(D) + Lap(2/epsilon) > (2/epsilon) log(1/(2 delta))``: epsilon/2-DP, and an
+   unsafe D passes with probability ``<= delta``. PTR composition (case D safe: the release
+   step contributes delta; case D unsafe: the pass event contributes delta; never both) gives
+   ``P(PTR(D) in A) <= e^{epsilon} P(PTR(D') in A) + delta``.
+
+A failed test raises :class:`~dpreg.exceptions.PTRTestFailedError` (nothing released, budget
+spent). The exact sampler (``_sampler.ExactSampler``) makes step 2 hold for the actual output;
+``sampler="hit_and_run"`` is approximate and warns.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import check_delta, check_epsilon, check_random_state
+from ..accounting import check_accountant
+from ..exceptions import PrivacyLeakWarning, PTRTestFailedError
+from ..noise import LaplaceMechanism
+from . import _sensitivity as sens
+from ._sampler import ExactSampler, hit_and_run, projection_median_lp
+
+#: Calibrated constants ``(kappa_inf, kappa_1)`` of the default eta (see ``default_eta``).
+ETA_CONSTANTS = {"mad": (10.0, 16.0), "iqr": (6.0, 6.0)}
+#: Target probability that the test fails on well-behaved data, used by the default eta.
+TARGET_FAILURE = 0.01
+#: ``tau="auto"`` picks the smallest tau whose certified ``min O`` allowance reaches this.
+AUTO_TAU_TARGET = 0.5
 
 
-class PrivateProjectionMedian(BaseEstimator):
+def default_delta(n):
+    """Default delta: ``min(1e-5, n^{-3/2})``, well below ``1/n``."""
+    return min(1e-5, float(n) ** -1.5)
+
+
+def ptr_threshold(epsilon, delta):
+    """The PTR threshold ``(2/epsilon) log(1/(2 delta))``."""
+    return 2.0 / epsilon * math.log(1.0 / (2.0 * delta))
+
+
+def required_margin(epsilon, delta, beta=TARGET_FAILURE):
+    """Smallest integer safety margin that passes the test with probability >= 1 - beta."""
+    slack = 2.0 / epsilon * math.log(1.0 / (2.0 * beta))
+    return max(1, math.ceil(ptr_threshold(epsilon, delta) + slack))
+
+
+def default_eta(n, epsilon, delta, tau, scale="mad"):
+    """Data-independent default ``eta = kappa(k) (tau + 1) (k + 1) / n``,
+    ``kappa(k) = kappa_inf + kappa_1 / k``, with k from :func:`required_margin`.
+
+    The certificate's sensitivity bound ``F_j`` grows like ``(tau + 1)(j + 1) / (n f sigma)`` on
+    data whose projected density f is bounded away from 0 near the median and the MAD
+    interval ends; ``kappa`` (``ETA_CONSTANTS``) was calibrated on N(0, I), 25%-contaminated
+    and Cauchy samples (n from 2,000 to 50,000, d from 2 to 20, up to 1,000 directions) so
+    that ``F_{k-1} <= eta`` in all draws we made (see docs/projection_median.md).
+    """
+    k = required_margin(epsilon, delta)
+    k_inf, k_1 = ETA_CONSTANTS[scale]
+    return (k_inf + k_1 / k) * (tau + 1.0) * (k + 1.0) / n
+
+
+def release_inverse_temperature(epsilon, delta, eta):
+    """``c = (epsilon/2 - log(1/(1-delta))) / (2 eta)`` (module docstring, step 2)."""
+    return (epsilon / 2.0 + math.log1p(-delta)) / (2.0 * eta)
+
+
+def auto_tau(n, dim, epsilon, delta, scale="mad", eta=None, target=AUTO_TAU_TARGET):
+    """Data-independent tau: the smallest value on a geometric grid in [0.25, 20] whose
+    tail allowance ``o_max`` (largest certified ``min O``) reaches ``target``; if none does,
+    the grid value with the largest allowance."""
+    best, best_o = None, -np.inf
+    for tau in 0.25 * 1.1 ** np.arange(47):
+        e = default_eta(n, epsilon, delta, tau, scale) if eta is None else eta
+        c = release_inverse_temperature(epsilon, delta, e)
+        if c <= 0:
+            break
+        o = sens.max_min_outlyingness(c, tau, dim, delta)
+        if o >= target:
+            return float(tau)
+        if o > best_o:
+            best, best_o = float(tau), o
+    return best if best is not None else 1.0
+
+
+def make_directions(norm, n_features, n_directions, rng):
+    """The data-independent direction set U (rows normalised to unit l2 length)."""
+    d = n_features
+    if isinstance(norm, str):
+        key = norm.lower()
+        if key == "linf":
+            return np.eye(d)
+        m = n_directions if n_directions is not None else int(min(1000, max(200, 100 * d)))
+        if key == "l2":
+            if d == 1:
+                return np.ones((1, 1))
+            U = rng.standard_normal((m, d))
+        elif key == "l1":
+            if d <= 20 and 2 ** (d - 1) <= m:
+                grid = np.array(np.meshgrid(*[[1.0, -1.0]] * (d - 1), indexing="ij"))
+                U = np.column_stack([np.ones(2 ** (d - 1)), grid.reshape(d - 1, -1).T])
+            else:
+                U = rng.choice([-1.0, 1.0], size=(m, d))
+        else:
+            raise ValueError(
+                f"norm must be 'l1', 'l2', 'linf' or an array of directions, got {norm!r}."
+            )
+    else:
+        U = np.asarray(norm, dtype=float)
+        if U.ndim != 2 or U.shape[1] != d or U.shape[0] < 1:
+            raise ValueError(f"directions passed as norm= must have shape (m, {d}), got {U.shape}.")
+        if not np.all(np.isfinite(U)):
+            raise ValueError("directions must be finite.")
+    lengths = np.linalg.norm(U, axis=1)
+    if np.any(lengths == 0):
+        raise ValueError("directions must be non-zero.")
+    U = U / lengths[:, None]
+    if np.linalg.matrix_rank(U) < d:
+        raise ValueError("the directions must span R^d (otherwise exp(-c O) is not integrable).")
+    return U
+
+
+class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Differentially private projection-depth median (propose-test-release + exponential
+    mechanism, exactly sampled).
+
+    ``fit(X)`` releases one (epsilon, delta)-DP draw ``location_`` from
+    ``∝ exp(-c O(x))`` around the projection-depth median of X, provided the private test
+    passes; ``transform(X)`` returns ``X - location_`` (private robust centring for pipelines).
+    The full privacy proof sketch is in the module docstring and ``docs/projection_median.md``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total epsilon of one fit (half for the test, half for the release).
+    delta : float or None, default=None
+        Total delta of one fit. ``None`` uses ``min(1e-5, n^{-3/2})``.
+    norm : {"l2", "linf", "l1"} or array of shape (m, n_features), default="l2"
+        Direction set: random unit vectors ("l2", drawn from ``random_state``), the coordinate
+        axes ("linf"; O is then a scaled l-infinity distance), sign vectors ("l1"; all of them
+        when ``2^(d-1) <= n_directions``, else a random subset), or explicit directions.
+        Directions never depend on the data.
+    n_directions : int or None, default=None
+        Number of directions for "l2"/"l1" (default ``min(1000, max(200, 100 d))``).
+    location : {"median"}, default="median"
+        Projected location estimator.
+    scale : {"mad", "iqr"}, default="mad"
+        Projected scale estimator (median absolute deviation, or interquartile range
+        ``x_(n+1-r) - x_(r)`` with ``r = ceil(n/4)``), both unnormalised.
+    tau : float or "auto", default="auto"
+        Outlyingness radius on which the closeness of neighbouring outlyingness functions is
+        certified (SPEC's tau). "auto" (:func:`auto_tau`) picks, from (n, d, epsilon, delta)
+        only, the smallest tau whose tail allowance still certifies data with
+        ``min O <= 0.5``; our sharper tail bound makes this far smaller than the paper's 5
+        (typically 0.5-1.5), which cuts eta and the release noise by up to 3x.
+    eta : float or None, default=None
+        Certified closeness; ``None`` uses :func:`default_eta` (data-independent, ~1/n).
+    sampler : {"exact", "hit_and_run"}, default="exact"
+        "exact" is an exact rejection sampler; "hit_and_run" is approximate (warns).
+    n_steps : int or None, default=None
+        Hit-and-run steps (default ``50 * n_features``); ignored by the exact sampler.
+    max_proposals : int, default=2_000_000
+        The exact sampler raises ``RuntimeError`` after this many proposals.
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds the directions, the test noise and the sampler.
+    accountant : BudgetAccountant or None, default=None
+        Charged ``(epsilon, delta)`` once per fit, also when the test fails.
+    diagnostics : bool, default=False
+        Store ``diagnostics_`` (raw safety margin, acceptance rate, ...). These are
+        data-dependent and NOT differentially private; never publish them.
+
+    Attributes
+    ----------
+    location_ : ndarray of shape (n_features,)
+        The private median.
+    directions_ : ndarray of shape (n_directions_, n_features)
+        The (public) unit directions.
+    n_directions_ : int
+    epsilon_, delta_, eta_, tau_ : float
+        The parameters actually used.
+    ptr_threshold_ : float
+        ``(2/epsilon) log(1/(2 delta))``.
+    noisy_safety_margin_ : float
+        ``h(D) + Lap(2/epsilon)``, the (epsilon/2-DP) test statistic; the test passed.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (only when X has string feature names)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg import PrivateProjectionMedian
+    >>> X = np.random.default_rng(0).standard_normal((20000, 2)) + [3.0, -1.0]
+    >>> est = PrivateProjectionMedian(epsilon=5.0, random_state=0).fit(X)
+    >>> np.round(est.location_, 1)
+    array([ 3., -1.])
+    >>> est.transform(X).shape
+    (20000, 2)
+    """
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=None,
+        norm="l2",
+        n_directions=None,
+        location="median",
+        scale="mad",
+        tau="auto",
+        eta=None,
+        sampler="exact",
+        n_steps=None,
+        max_proposals=2_000_000,
+        random_state=None,
+        accountant=None,
+        diagnostics=False,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.norm = norm
+        self.n_directions = n_directions
+        self.location = location
+        self.scale = scale
+        self.tau = tau
+        self.eta = eta
+        self.sampler = sampler
+        self.n_steps = n_steps
+        self.max_proposals = max_proposals
+        self.random_state = random_state
+        self.accountant = accountant
+        self.diagnostics = diagnostics
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self, n, d):
+        epsilon = check_epsilon(self.epsilon)
+        delta = default_delta(n) if self.delta is None else check_delta(self.delta)
+        if delta <= 0:
+            raise ValueError("PrivateProjectionMedian needs delta > 0 (PTR is (eps, delta)-DP).")
+        if self.location != "median":
+            raise ValueError(f"location must be 'median', got {self.location!r}.")
+        if self.scale not in ("mad", "iqr"):
+            raise ValueError(f"scale must be 'mad' or 'iqr', got {self.scale!r}.")
+        if isinstance(self.tau, str) and self.tau == "auto":
+            eta_user = None if self.eta is None else check_epsilon(self.eta, name="eta")
+            tau = auto_tau(n, d, epsilon, delta, self.scale, eta_user)
+        else:
+            tau = check_epsilon(self.tau, name="tau")
+        eta = (
+            default_eta(n, epsilon, delta, tau, self.scale)
+            if self.eta is None
+            else check_epsilon(self.eta, name="eta")
+        )
+        if self.sampler not in ("exact", "hit_and_run"):
+            raise ValueError(f"sampler must be 'exact' or 'hit_and_run', got {self.sampler!r}.")
+        if self.n_directions is not None and (
+            isinstance(self.n_directions, bool)
+            or not isinstance(self.n_directions, numbers.Integral)
+            or self.n_directions < 1
+        ):
+            raise ValueError(f"n_directions must be a positive int, got {self.n_directions!r}.")
+        if isinstance(self.norm, str) and self.norm.lower() not in ("l1", "l2", "linf"):
+            raise ValueError(
+                f"norm must be 'l1', 'l2', 'linf' or an array of directions, got {self.norm!r}."
+            )
+        c = release_inverse_temperature(epsilon, delta, eta)
+        if c <= 0:
+            raise ValueError("epsilon is too small for this delta (need eps/2 > -log(1-delta)).")
+        return epsilon, delta, tau, eta, c
+
+    # ------------------------------------------------------------------ PTR
+    def _safety_margin(self, U, S, eta, tau, c, delta, k_cap, x_star):
+        """``h(D)`` of the module docstring (capped at ``k_cap``), plus diagnostics."""
+        d = U.shape[1]
+        o_max = sens.max_min_outlyingness(c, tau, d, delta)
+        j_f = 0
+        f_values = []
+        while j_f < k_cap:
+            f = sens.outlyingness_sensitivity(S, j_f, tau, self.scale)
+            f_values.append(f)
+            if not f <= eta:
+                break
+            j_f += 1
+        info = {"F": f_values, "o_max": o_max, "j_F": j_f}
+        if j_f == 0:
+            info["T"] = None
+            return 0, info
+        t_val, _ = sens.min_outlyingness_bound(U, S, j_f, self.scale, z0=x_star)
+        info["T"] = t_val
+        if t_val <= o_max:
+            return j_f, info
+        lo, hi = 0, j_f - 1  # largest k in [1, j_f - 1] with T_k <= o_max (0 if none)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if sens.min_outlyingness_bound(U, S, mid, self.scale, z0=x_star)[0] <= o_max:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo, info
+
+    # ------------------------------------------------------------------ API
     def fit(self, X, y=None):
-        raise NotImplementedError("PrivateProjectionMedian is being implemented (issue 6).")
+        """Release a private projection-depth median of ``X``.
+
+        Raises
+        ------
+        PTRTestFailedError
+            If the private test fails (the budget is still spent).
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=1)
+        n, d = X.shape
+        if n < 3:
+            raise ValueError(
+                f"PrivateProjectionMedian needs at least 3 samples, got n_samples = {n}."
+            )
+        epsilon, delta, tau, eta, c = self._check_params(n, d)
+        accountant = check_accountant(self.accountant)
+        if accountant is not None:
+            accountant.check(epsilon, delta)
+        rng = check_random_state(self.random_state)
+        U = make_directions(self.norm, d, self.n_directions, rng)
+
+        S = np.sort(U @ X.T, axis=1)
+        mu, sigma = sens.location_scale(S, self.scale)
+        threshold = ptr_threshold(epsilon, delta)
+        k_cap = math.ceil(threshold + 2.0 / epsilon * math.log(1.0 / (2.0 * 1e-12)))
+        x_star = o_star = None
+        if np.all(sigma > 0):
+            x_star, o_star = projection_median_lp(U, mu, sigma)
+        h, info = self._safety_margin(U, S, eta, tau, c, delta, k_cap, x_star)
+        noisy = h + LaplaceMechanism(epsilon / 2.0, 1.0, random_state=rng).sample()
+        if accountant is not None:
+            accountant.spend(epsilon, delta)
+
+        self.directions_ = U
+        self.n_directions_ = U.shape[0]
+        self.epsilon_, self.delta_, self.eta_, self.tau_ = epsilon, delta, eta, tau
+        self.ptr_threshold_ = threshold
+        diag = {"safety_margin": h, "x_star": x_star, "o_star": o_star, "c": c, **info}
+        if self.diagnostics:
+            self.diagnostics_ = diag
+        if not noisy > threshold:
+            raise PTRTestFailedError(
+                f"The private propose-test-release test failed (noisy safety margin "
+                f"{noisy:.3g} <= threshold {threshold:.3g}); nothing was released and "
+                f"(epsilon={epsilon:g}, delta={delta:g}) was spent. Use more data, a larger "
+                "epsilon or a larger eta."
+            )
+        self.noisy_safety_margin_ = float(noisy)
+        if x_star is None:  # a zero projected scale: D is unsafe, so this has probability <= delta
+            raise PTRTestFailedError("A projected scale is zero; nothing was released.")
+
+        if self.sampler == "exact":
+            smp = ExactSampler(U, mu, sigma, c, rng, x_star=x_star, o_star=o_star)
+            self.location_ = smp.sample(1, max_proposals=self.max_proposals)[0]
+            diag["acceptance_rate"] = smp.acceptance_rate
+            diag["n_proposals"] = smp.n_proposals
+        else:
+            warnings.warn(
+                "sampler='hit_and_run' draws from exp(-c O) only approximately (finite Markov "
+                "chain); the (epsilon, delta) guarantee then holds only approximately.",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
+            steps = 50 * d if self.n_steps is None else int(self.n_steps)
+            self.location_ = hit_and_run(U, mu, sigma, c, rng, x_star, steps)
+        return self
+
+    def transform(self, X):
+        """Return ``X - location_``."""
+        check_is_fitted(self, "location_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X - self.location_
+
+    def inverse_transform(self, X):
+        """Return ``X + location_``."""
+        check_is_fitted(self, "location_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X + self.location_
+
+
+def projection_median(X, directions, scale="mad"):
+    """Non-private projection-depth median of ``X`` over ``directions`` (for comparisons)."""
+    X = np.asarray(X, dtype=float)
+    U = np.asarray(directions, dtype=float)
+    U = U / np.linalg.norm(U, axis=1, keepdims=True)
+    S = np.sort(U @ X.T, axis=1)
+    mu, sigma = sens.location_scale(S, scale)
+    return projection_median_lp(U, mu, sigma)[0]
