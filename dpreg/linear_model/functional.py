@@ -501,7 +501,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     postprocess : {"psd", "ridge", "none"}, default="psd"
         How the noisy Gram matrix is turned into coefficients (see
         :func:`solve_normal_equations`); ``"none"`` is the paper's pseudo-inverse.
-    ridge_factor : float, default=1.0
+    ridge_factor : float, default=3.0
         ``lambda = ridge_factor * sqrt(p + 1) * sigma_G`` where ``sigma_G`` is the per-entry
         noise standard deviation of the Gram block (data-independent).
     chunk_size : int, default=65536
@@ -554,7 +554,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         release="auto",
         split="auto",
         postprocess="psd",
-        ridge_factor=1.0,
+        ridge_factor=3.0,
         chunk_size=65536,
     ):
         self.epsilon = epsilon
@@ -599,22 +599,18 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError(f"fit_intercept must be a bool, got {self.fit_intercept!r}.")
         return eps, delta, acc
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y):
         """Fit on ``X`` (n, p) and ``y`` (n,); numpy, pandas or dask input.
 
         Parameters
         ----------
         X : array-like or dask array of shape (n_samples, n_features)
         y : array-like or dask array of shape (n_samples,)
-        sample_weight : None
-            Not supported (weights would change the sensitivity); must be None.
 
         Returns
         -------
         self
         """
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported by FunctionalLinearRegression.")
         eps, delta, acc = self._check_params()
         if acc is not None:
             acc.check(eps, delta)  # before touching the data
