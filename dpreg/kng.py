@@ -156,13 +156,12 @@ class StepGradient:
             ``(d, k)`` array).
         """
         r = self.c - Utheta  # record i is active iff t * Uu_i >= r_i
-        G0 = self._Vt @ ((t_lo * Uu) >= r) + self.offset
-        idx = np.flatnonzero(Uu)
-        bp = r[idx] / Uu[idx]
-        inside = (bp > t_lo) & (bp < t_hi)
-        idx, bp = idx[inside], bp[inside]
-        order = np.argsort(bp)  # ties have probability zero and do not matter
-        idx, bp = idx[order], bp[order]
+        G0 = self._Vt @ ((t_lo * Uu) >= r).astype(float) + self.offset
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bp = r / Uu  # +-inf or nan where Uu_i == 0: such records never switch
+        idx = np.flatnonzero((bp > t_lo) & (bp < t_hi))
+        idx = idx[np.argsort(bp[idx])]  # ties have probability zero and do not matter
+        bp = bp[idx]
         # crossing t_i upwards switches record i on when Uu_i > 0 and off when Uu_i < 0;
         # work in the (d, k) layout: contiguous rows make gather and cumsum fast
         Gt = np.empty((self.dim, bp.size + 1))
@@ -433,7 +432,9 @@ def _radial_update(target, theta, cache, anchor, anchor_cache, rng):
     return theta, anchor_cache + r * Uw
 
 
-def _run_one_chain(target, start, directions, n_sweeps, seed, anchor=None, progress=None):
+def _run_one_chain(
+    target, start, directions, n_sweeps, seed, anchor=None, n_random=0, progress=None
+):
     rng = np.random.default_rng(seed)
     theta = np.array(start, dtype=float)
     cache = target.start_cache(theta)
@@ -445,6 +446,9 @@ def _run_one_chain(target, start, directions, n_sweeps, seed, anchor=None, progr
             theta, cache = _radial_update(target, theta, cache, anchor, anchor_cache, rng)
         for u in directions:
             theta, cache = _line_update(target, theta, cache, u, rng)
+        for _ in range(n_random):  # hit-and-run: a uniformly random direction
+            u = rng.standard_normal(theta.size)
+            theta, cache = _line_update(target, theta, cache, u / np.linalg.norm(u), rng)
         # recompute the cache once per sweep so round-off cannot accumulate
         cache = target.start_cache(theta)
         trace[sweep + 1] = theta
@@ -470,6 +474,7 @@ def run_chains(
     n_chains=1,
     directions=None,
     anchor=None,
+    n_random=0,
     starts=None,
     random_state=None,
     n_jobs=None,
@@ -499,6 +504,10 @@ def run_chains(
         ``|r|^(d-1)``). This leaves the target invariant for *any* fixed anchor and lets a
         chain jump from a far-away local mode to the main mode in one move when the anchor
         is near the latter. Piecewise-constant targets (KNG) only.
+    n_random : int, default=0
+        Extra hit-and-run moves per sweep, each along a fresh uniformly random direction
+        (independent of the state, so the target stays invariant). They help chains leave
+        the many small local modes a sharply peaked KNG density has (large ``epsilon n``).
     starts : array of shape (n_chains, d), optional
         Starting states; default uniform in the box (data-independent, over-dispersed).
     random_state : None, int, RandomState or Generator
@@ -533,7 +542,9 @@ def run_chains(
             bar = tqdm(total=n_sweeps * n_chains, desc="KNG sweeps", leave=False)
         try:
             traces = [
-                _run_one_chain(target, starts[k], D, int(n_sweeps), seeds[k], anchor, bar)
+                _run_one_chain(
+                    target, starts[k], D, int(n_sweeps), seeds[k], anchor, int(n_random), bar
+                )
                 for k in range(n_chains)
             ]
         finally:
@@ -541,7 +552,9 @@ def run_chains(
                 bar.close()
     else:
         jobs = (
-            delayed(_run_one_chain)(target, starts[k], D, int(n_sweeps), seeds[k], anchor)
+            delayed(_run_one_chain)(
+                target, starts[k], D, int(n_sweeps), seeds[k], anchor, int(n_random)
+            )
             for k in range(n_chains)
         )
         out = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
