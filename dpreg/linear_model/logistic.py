@@ -121,8 +121,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         the smallest volume (:func:`dpreg.noise.choose_norm`), which is ``"linf"`` here.
     q : float in (0, 1) or "auto", default="auto"
         Share of epsilon spent on the noise V; the rest pays for the Jacobian through gamma.
-        ``"auto"`` uses a data-independent rule of (epsilon per problem, m, norm), see
-        :func:`dpreg.linear_model._logistic_core.default_q`. ``q=0.5`` is Kifer et al.'s choice.
+        ``"auto"`` minimises a data-independent error proxy of the public (epsilon per
+        problem, m, norm, n), see :func:`dpreg.linear_model._logistic_core.default_q`; it
+        costs no privacy. ``q=0.5`` is Kifer et al.'s choice.
     alpha : float >= 0, default=0.0
         Strength of the user's regulariser ``r(w) = alpha ((1 - l1_ratio)/2 |w|_2^2 +
         l1_ratio |w|_1)`` on the coefficients of the *scaled* features (not the intercept). In
@@ -326,7 +327,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         sensitivity = gradient_sensitivity(norm, dim)
         n_problems = 1 if n_classes == 2 else n_classes
         eps_problem = epsilon / n_problems
-        q = default_q(eps_problem, dim, norm) if isinstance(self.q, str) else float(self.q)
+        if isinstance(self.q, str):
+            q = default_q(eps_problem, dim, norm, n_samples=n_samples)
+        else:
+            q = float(self.q)
         gamma = gamma_for(eps_problem, q, dim)
         rng = check_random_state(self.random_state)
         alpha, l1_ratio = float(self.alpha), float(self.l1_ratio)

@@ -1,0 +1,232 @@
+"""ObjectivePerturbationLogistic: scikit-learn behaviour, solvers, limits and errors."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from dpreg import BudgetAccountant, ObjectivePerturbationLogistic
+from dpreg.exceptions import BudgetExceededError, PrivacyLeakWarning
+
+BETA = np.array([0.0, -1.0, -0.5, -0.25, 0.0, 0.75, 1.5])
+
+
+def make_data(n=3000, seed=0, beta=BETA, intercept=0.0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, len(beta)))
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-(X @ beta + intercept)))).astype(int)
+    return X, y
+
+
+@parametrize_with_checks(
+    [
+        ObjectivePerturbationLogistic(epsilon=50.0, bounds=(-10, 10), random_state=0),
+    ]
+)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check(estimator)
+
+
+def test_binary_attributes_and_predictions():
+    X, y = make_data()
+    labels = np.where(y == 1, "yes", "no")
+    clf = ObjectivePerturbationLogistic(epsilon=2.0, bounds=(-1, 1), random_state=0).fit(X, labels)
+    assert list(clf.classes_) == ["no", "yes"]
+    assert clf.coef_.shape == (1, 7) and clf.intercept_.shape == (1,)
+    assert clf.theta_.shape == (1, 8)
+    scores = clf.decision_function(X)
+    assert scores.shape == (len(X),)
+    np.testing.assert_allclose(scores, X @ clf.coef_[0] + clf.intercept_[0])
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X)), proba, rtol=1e-10)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[(scores > 0).astype(int)])
+    assert clf.score(X, labels) > 0.65
+    assert clf.norm_ == "linf" and 0 < clf.q_ < 1 and clf.gamma_ > 0
+    assert clf.sensitivity_ == 2.0 and clf.hessian_bound_ == 8 / 4
+
+
+def test_multiclass_ovr_splits_budget():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(3000, 2))
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.4, 0.4])
+    clf = ObjectivePerturbationLogistic(epsilon=30.0, bounds=(-1, 1), random_state=0).fit(X, y)
+    assert clf.coef_.shape == (3, 2) and clf.intercept_.shape == (3,)
+    assert clf.epsilon_per_problem_ == pytest.approx(10.0)
+    assert clf.decision_function(X).shape == (3000, 3)
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+    assert clf.score(X, y) > 0.8
+    with pytest.raises(ValueError, match="multi_class='binary'"):
+        ObjectivePerturbationLogistic(bounds=(-1, 1), multi_class="binary").fit(X, y)
+
+
+def test_unscaling_matches_scaled_decision():
+    """coef_/intercept_ on the original scale reproduce theta_ . [1, z] for z in the bounds."""
+    rng = np.random.default_rng(2)
+    lower, upper = np.array([0.0, -5.0, 10.0]), np.array([4.0, 1.0, 30.0])
+    X = rng.uniform(lower, upper, size=(500, 3))
+    y = rng.integers(0, 2, size=500)
+    for fit_intercept in (True, False):
+        clf = ObjectivePerturbationLogistic(
+            epsilon=1.0, bounds=(lower, upper), fit_intercept=fit_intercept, random_state=0
+        ).fit(X, y)
+        Z = clf._scale(X, lower, upper)
+        if fit_intercept:
+            Z = np.column_stack([np.ones(len(Z)), Z])
+        np.testing.assert_allclose(clf.decision_function(X), Z @ clf.theta_[0], atol=1e-10)
+        if not fit_intercept:
+            assert clf.intercept_[0] == 0.0
+
+
+def test_clipping_and_reproducibility():
+    X, y = make_data(n=800, seed=3)
+    X_wild = X * 3.0  # far outside the bounds
+    kw = dict(epsilon=1.0, bounds=(-1, 1), random_state=7)
+    a = ObjectivePerturbationLogistic(**kw).fit(X_wild, y)
+    b = ObjectivePerturbationLogistic(**kw).fit(np.clip(X_wild, -1, 1), y)
+    np.testing.assert_allclose(a.coef_, b.coef_)
+    c = ObjectivePerturbationLogistic(**{**kw, "random_state": 8}).fit(X_wild, y)
+    assert not np.allclose(a.coef_, c.coef_)
+    rs = np.random.RandomState(5)
+    d1 = ObjectivePerturbationLogistic(**{**kw, "random_state": rs}).fit(X, y).coef_
+    d2 = ObjectivePerturbationLogistic(**{**kw, "random_state": np.random.RandomState(5)}).fit(X, y)
+    np.testing.assert_allclose(d1, d2.coef_)
+
+
+def test_lbfgs_and_cvxpy_agree():
+    X, y = make_data(n=400, seed=4)
+    for kw in (dict(alpha=0.0), dict(alpha=3.0), dict(alpha=1.0, fit_intercept=False)):
+        fits = [
+            ObjectivePerturbationLogistic(
+                epsilon=0.5, bounds=(-1, 1), solver=s, random_state=11, **kw
+            ).fit(X, y)
+            for s in ("lbfgs", "cvxpy")
+        ]
+        np.testing.assert_allclose(fits[0].theta_, fits[1].theta_, atol=2e-5)
+
+
+def test_large_epsilon_recovers_regularised_mle():
+    X, y = make_data(n=3000, seed=5, intercept=0.4)
+    # bounds (-1, 1) make the scaling the identity, so alpha matches sklearn's 1/C exactly
+    for alpha, C in ((0.0, np.inf), (5.0, 0.2)):
+        ours = ObjectivePerturbationLogistic(
+            epsilon=1e5, alpha=alpha, bounds=(-1, 1), random_state=0
+        ).fit(X, y)
+        ref = LogisticRegression(C=C, tol=1e-10, max_iter=10_000).fit(X, y)
+        np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-4)
+        np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-4)
+
+
+def test_l1_penalty_via_cvxpy_matches_sklearn():
+    X, y = make_data(n=600, seed=6)
+    ours = ObjectivePerturbationLogistic(
+        epsilon=1e5, alpha=20.0, l1_ratio=1.0, solver="cvxpy", bounds=(-1, 1), random_state=0
+    ).fit(X, y)
+    ref = LogisticRegression(C=1 / 20.0, l1_ratio=1.0, solver="saga", tol=1e-10, max_iter=100_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref.fit(X, y)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=2e-3)
+    assert np.sum(np.abs(ours.coef_) < 1e-6) >= 1  # the L1 penalty produces zeros
+
+
+def test_private_error_shrinks_with_epsilon():
+    X, y = make_data(n=5000, seed=8)
+    err = {}
+    for eps in (0.1, 10.0):
+        err[eps] = np.median(
+            [
+                np.linalg.norm(
+                    ObjectivePerturbationLogistic(
+                        epsilon=eps, bounds=(-1, 1), fit_intercept=False, random_state=s
+                    )
+                    .fit(X, y)
+                    .coef_[0]
+                    - BETA
+                )
+                for s in range(15)
+            ]
+        )
+    assert err[10.0] < 0.25 < err[0.1]
+
+
+def test_norm_auto_and_lp():
+    X, y = make_data(n=300, seed=9)
+    clf = ObjectivePerturbationLogistic(norm="auto", bounds=(-1, 1), random_state=0).fit(X, y)
+    assert clf.norm_ == "linf"
+    clf = ObjectivePerturbationLogistic(norm=3, bounds=(-1, 1), random_state=0).fit(X, y)
+    assert clf.sensitivity_ == pytest.approx(2 * 8 ** (1 / 3))
+    clf = ObjectivePerturbationLogistic(norm="l1", bounds=(-1, 1), random_state=0).fit(X, y)
+    assert clf.sensitivity_ == 16.0
+
+
+def test_bad_inputs_give_clear_errors():
+    X, y = make_data(n=100)
+    ok = dict(bounds=(-1, 1))
+    with pytest.raises(ValueError, match="only one class"):
+        ObjectivePerturbationLogistic(**ok).fit(X, np.zeros(100))
+    Xn = X.copy()
+    Xn[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        ObjectivePerturbationLogistic(**ok).fit(Xn, y)
+    with pytest.raises(ValueError, match="continuous"):
+        ObjectivePerturbationLogistic(**ok).fit(X, np.linspace(0, 1, 100))
+    bad = [
+        dict(epsilon=0.0),
+        dict(epsilon=-1.0),
+        dict(norm="l7"),
+        dict(q=1.0),
+        dict(q=0.0),
+        dict(q="best"),
+        dict(alpha=-1.0),
+        dict(l1_ratio=1.5),
+        dict(alpha=1.0, l1_ratio=0.5),  # lbfgs cannot do L1
+        dict(solver="newton"),
+        dict(multi_class="multinomial"),
+        dict(max_iter=0),
+        dict(bounds=(1, -1)),
+        dict(accountant="me"),
+    ]
+    for kw in bad:
+        with pytest.raises(ValueError):
+            ObjectivePerturbationLogistic(**{**ok, **kw}).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning):
+        ObjectivePerturbationLogistic(random_state=0).fit(X, y)
+
+
+def test_accountant_checked_before_data_and_shared_by_clones():
+    X, y = make_data(n=200)
+    acc = BudgetAccountant(epsilon=1.0)
+    clf = ObjectivePerturbationLogistic(epsilon=0.6, bounds=(-1, 1), accountant=acc)
+    clf.fit(X, y)
+    assert acc.spent == (0.6, 0.0)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(BudgetExceededError):  # raised before the NaN is even looked at
+        clone(clf).fit(Xn, y)
+    assert acc.spent == (0.6, 0.0)
+
+
+def test_pandas_pipeline_and_gridsearch():
+    X, y = make_data(n=1500, seed=10)
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(7)])
+    clf = ObjectivePerturbationLogistic(epsilon=2.0, bounds=(-1, 1), random_state=0).fit(df, y)
+    np.testing.assert_array_equal(clf.feature_names_in_, df.columns)
+    assert clf.predict(df).shape == (1500,)
+    pipe = make_pipeline(FunctionTransformer(), ObjectivePerturbationLogistic(bounds=(-1, 1)))
+    grid = GridSearchCV(
+        pipe,
+        {"objectiveperturbationlogistic__epsilon": [0.5, 5.0]},
+        cv=3,
+    ).fit(df, y)
+    assert grid.best_params_["objectiveperturbationlogistic__epsilon"] == 5.0
+    assert grid.score(df, y) > 0.65
