@@ -386,7 +386,13 @@ def calibrate_1d(epsilon, delta, sensitivity, n_grid=121):
         b_best = math.exp(x)
     D = max_shift_std(eps, dlt, b_best)
     gamma = sens / D
-    return b_best * gamma, gamma
+    alpha = b_best * gamma
+    # re-verify in the representation that is released (alpha, gamma, sens): round-off in
+    # b = alpha / gamma and D = sens / gamma must not push delta above the target
+    while exact_delta(eps, alpha, gamma, sens) > dlt:
+        gamma *= 1.0 + 1e-12
+        alpha = b_best * gamma
+    return alpha, gamma
 
 
 def max_alpha_kdim(epsilon, delta, gamma, dim, sens_inf, sens_2, sens_1):
