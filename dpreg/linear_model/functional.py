@@ -387,7 +387,7 @@ def _huber_std(epsilon, delta, d, d1, d2):
         return None
     try:
         return math.sqrt(_huber_mechanism(epsilon, delta, d, d1, d2).variance)
-    except NotImplementedError:  # backend not available yet
+    except (NotImplementedError, RuntimeError, ValueError):  # no calibration: not a candidate
         return None
 
 
