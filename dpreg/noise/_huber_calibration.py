@@ -418,7 +418,6 @@ def max_alpha_kdim(epsilon, delta, gamma, dim, sens_inf, sens_2, sens_1):
     # the side condition is R(alpha) <= nu; guard against round-off at its boundary
     while a_hi > 0 and dim * ridge_height(a_hi, sens_inf) > 2 * gamma * gamma * eps - sens_2**2:
         a_hi *= 1.0 - 1e-12
-    a_hi = min(a_hi, B_MAX * gamma)
     if ok(a_hi):
         return a_hi
     lo, hi = 0.0, a_hi
@@ -433,7 +432,7 @@ def max_alpha_kdim(epsilon, delta, gamma, dim, sens_inf, sens_2, sens_1):
     return lo
 
 
-def calibrate_kdim(epsilon, delta, dim, sens_inf, sens_2, sens_1, n_grid=121):
+def calibrate_kdim(epsilon, delta, dim, sens_inf, sens_2, sens_1, n_grid=181):
     """Minimum-variance (alpha, gamma) meeting the Theorem 8 sufficient condition.
 
     One-dimensional search over gamma (log scan from the Gaussian calibration upwards, then a
@@ -456,9 +455,11 @@ def calibrate_kdim(epsilon, delta, dim, sens_inf, sens_2, sens_1, n_grid=121):
             return math.inf
         return g * g * second_moment_std(a / g)
 
-    # Beyond gamma ~ 1e3 g_min the Laplace-like limit has been reached (b = alpha/gamma is
-    # capped at B_MAX); the scan covers it.
-    grid = np.linspace(math.log(g_min), math.log(g_min) + math.log(1e4), n_grid)
+    # As gamma -> inf the largest feasible alpha grows like gamma^2 eps / (K Delta) and the
+    # noise tends to Laplace(Delta_1 / eps) with Gaussian tails pushed to infinity; the
+    # variance then decreases towards 2 (Delta_1 / eps)^2. The scan up to 1e6 g_min reaches
+    # that limit to ~1e-6 relative; the other end (gamma = g_min) is the analytic Gaussian.
+    grid = np.linspace(math.log(g_min), math.log(g_min) + math.log(1e6), n_grid)
     vals = np.array([variance(x) for x in grid])
     x, _ = _golden_refine(variance, grid, vals)
     gamma = math.exp(x)
