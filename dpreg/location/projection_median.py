@@ -362,7 +362,8 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         rng = check_random_state(self.random_state)
         U = make_directions(self.norm, d, self.n_directions, rng)
 
-        S = np.sort(U @ X.T, axis=1)
+        S = U @ X.T
+        S.sort(axis=1)  # in place: the sorted projections are the only data summary used
         mu, sigma = sens.location_scale(S, self.scale)
         threshold = ptr_threshold(epsilon, delta)
         k_cap = math.ceil(threshold + 2.0 / epsilon * math.log(1.0 / (2.0 * 1e-12)))
