@@ -438,3 +438,23 @@ def test_kdim_calibration_is_optimal_on_a_brute_force_grid(K, eps, delta):
                 best = min(best, g * g * hc.second_moment_std(a / g))
     assert mech.variance <= best * (1 + 1e-7)
     assert mech.variance <= min(g0**2, 2 * (s1 / eps) ** 2) * (1 + 1e-5)
+
+
+def test_one_dimensional_profile_is_monotone_in_the_shift_for_all_real_eps():
+    """Premise of the corner-shift argument (Blackwell): for every eps in R, including
+    negative ones, delta_d(eps) is nondecreasing in |d|. Checked with the general formula."""
+    for b in [0.0, 0.5, 2.0]:
+        fh = FlippedHuber(b, 1.0)
+        for eps in [-2.0, -0.5, 0.0, 0.3, 1.5]:
+            vals = [
+                hc.log_concave_delta(eps, d, fh.logpdf, fh.logcdf) for d in np.linspace(0.05, 4, 40)
+            ]
+            assert np.all(np.diff(vals) >= -1e-12)
+
+
+@pytest.mark.parametrize("eps,delta,K", [(20.0, 1e-12, 10), (0.01, 1e-12, 10), (0.01, 0.5, 3)])
+def test_kdim_extreme_budgets_do_not_overflow(eps, delta, K):
+    mech = FlippedHuberMechanism(eps, delta, 1.0, dim=K)
+    assert np.isfinite(mech.alpha) and np.isfinite(mech.gamma) and np.isfinite(mech.variance)
+    assert mech.privacy_profile(eps) <= delta
+    assert np.all(np.isfinite(mech.sample(50)))
