@@ -11,8 +11,8 @@ the single shape parameter ``b = alpha / gamma``:
 
 A shift ``Delta`` of ``T`` is a shift ``D = Delta / gamma`` of ``S``, so privacy questions only
 involve ``(b, D)``. All quantities are evaluated in log space (``log_ndtr``, ``erfcx``,
-``logaddexp``) so that they stay finite for ``b`` from 0 (Gaussian) to several hundred
-(Laplace-like) and for ``delta`` down to 1e-300. See ``docs/flipped_huber.md`` for derivations.
+``logaddexp``) so that they stay finite for ``b`` from 0 (Gaussian) to 1e6 (Laplace-like)
+and for ``delta`` down to 1e-300. See ``docs/flipped_huber.md`` for derivations.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from scipy import optimize, special
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 LOG_2 = math.log(2.0)
-#: shapes b above this are numerically indistinguishable from a Laplace core with Gaussian tails
-#: of mass < exp(-B_MAX^2); the optimiser never needs larger ones (see docs).
+#: upper end of the shape range scanned by the 1-D calibration: beyond b ~ 8 the law is a
+#: Laplace up to Gaussian tails of mass < exp(-b^2), so larger shapes cannot do better.
 B_MAX = 60.0
 
 
