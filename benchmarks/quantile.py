@@ -1,0 +1,362 @@
+"""Seed 002 Figure 2 and beyond: KNG quantile regression vs non-private and exponential mechanism.
+
+Experiments (all ``epsilon``-DP fits use public bounds only; ``y`` is never rescaled by its
+data range, unlike the paper's simulation):
+
+* ``figure2``: tau = 1/2, theta = (0, -1), x = (1, U(-1, 1)), e ~ N(0, 1), epsilon = 1,
+  n = 10 .. 10^5, 100 replicates (full). Euclidean error of KNG (``KNGQuantileRegressor``,
+  linf norm, one chain), the non-private estimator (statsmodels ``QuantReg``) and the
+  exponential mechanism with the pinball loss as utility (the paper's baseline, sampled with the
+  same exact-line Gibbs machinery of :mod:`dpreg.kng`). Both private methods use the public range
+  ``|y| <= 4`` for their parameter box (intercept and slope in [-4, 4]); the exponential
+  mechanism also needs ``y`` clipped into it, KNG does not.
+* ``heteroscedastic``: tau = 0.1 and 0.9, x ~ U(-1, 1)^2,
+  y = 1 + x1 - x2 + (1.5 + x1) e, whose tau-quantile is linear with
+  theta_tau = (1 + 1.5 z, 1 + z, -1), z = Phi^{-1}(tau).
+* ``engel``: statsmodels' Engel food-expenditure data (n = 235), tau in {0.1, 0.5, 0.9},
+  epsilon in {1, 10}; error = distance of (intercept, slope * 1000) to the non-private fit.
+* ``timing``: one fit at n = 10^4, d = 3 with the default settings (4 chains, "auto" sweeps)
+  vs sklearn ``QuantileRegressor(solver="highs", alpha=0)`` on the same data, same run.
+
+Targets (issue 5): at n = 10^4, epsilon = 1, tau = 1/2, mean error <= 1.3x the non-private
+estimator's; fit time at n = 10^4, d = 3 <= 0.2x HiGHS.
+
+Run ``python -m benchmarks.quantile`` (full, tens of minutes) or ``--quick`` (< 2 min).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from tqdm import tqdm
+
+from dpreg import KNGQuantileRegressor
+from dpreg.kng import run_chains
+from dpreg.linear_model._quantile_core import default_coef_bounds, design, quantile_gradient
+
+try:
+    from ._common import save
+except ImportError:  # pragma: no cover - run as a script
+    from benchmarks._common import save
+
+Y_RANGE = 4.0  # public |y| bound of the figure-2 design (|x theta| <= 1, N(0,1) errors)
+
+
+# ----------------------------------------------------------------------------------------------
+# Exponential mechanism baseline (pinball loss as utility), on the KNG line sampler
+# ----------------------------------------------------------------------------------------------
+class PinballExponentialMechanism:
+    """Density ∝ exp(-epsilon / (2 Delta_l) * sum_i rho_tau(y_i - w_i^T theta)) on a box.
+
+    With ``y`` clipped into ``[-C, C]`` and ``|w|_inf <= 1``, each loss term lies in
+    ``[0, m (C + R)]`` on the box, ``m = max(tau, 1 - tau)``, ``R = max ||theta||_1`` over the
+    box; both terms of a replaced record are non-negative, so the loss changes by at most
+    ``Delta_l = m (C + R)`` (the paper's ``2 m (1 + B)`` carries an unneeded factor 2).
+    Along a line the loss is piecewise linear with the breakpoints of its (step) gradient and
+    slope ``u^T g`` on each segment, so the conditional is drawn exactly
+    (:func:`dpreg.kng.sample_piecewise_exponential`), reusing
+    :meth:`dpreg.kng.StepGradient.along_line`.
+    """
+
+    def __init__(self, W, y, tau, epsilon, lower, upper, y_bound):
+        self.y = np.clip(np.asarray(y, float), -y_bound, y_bound)
+        self.tau = tau
+        self.gradient = quantile_gradient(W, self.y, tau)
+        self.lower, self.upper = np.asarray(lower, float), np.asarray(upper, float)
+        radius = float(np.sum(np.maximum(np.abs(self.lower), np.abs(self.upper))))
+        self.sensitivity = max(tau, 1 - tau) * (y_bound + radius)
+        self.scale = epsilon / (2.0 * self.sensitivity)
+
+    @property
+    def dim(self):
+        return self.gradient.dim
+
+    def start_cache(self, theta):
+        return self.gradient.U @ theta
+
+    def line(self, theta, cache, u, t_lo, t_hi):
+        Uu = self.gradient.U @ u
+        edges, G = self.gradient.along_line(cache, Uu, t_lo, t_hi)
+        r0 = self.y - cache - t_lo * Uu
+        loss0 = float(np.sum(np.where(r0 > 0, self.tau * r0, (self.tau - 1.0) * r0)))
+        dloss = G @ u  # derivative of the loss in t on every segment
+        at_edges = loss0 + np.concatenate(([0.0], np.cumsum(dloss * np.diff(edges))[:-1]))
+        return edges, -self.scale * at_edges, -self.scale * dloss, Uu
+
+
+def exponential_mechanism_fit(X, y, tau, epsilon, lower, upper, y_bound, n_sweeps, seed):
+    W = design(X, True)
+    target = PinballExponentialMechanism(W, y, tau, epsilon, lower, upper, y_bound)
+    res = run_chains(target, n_sweeps, n_chains=1, n_random=W.shape[1], random_state=seed)
+    return res.final[0]
+
+
+def nonprivate_fit(X, y, tau):
+    import statsmodels.api as sm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = sm.QuantReg(y, design(X, True)).fit(q=tau, max_iter=5000, p_tol=1e-10)
+    return np.asarray(res.params)
+
+
+def kng_fit(X, y, tau, epsilon, bounds_X, bounds_y, seed, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning is summarised separately
+        m = KNGQuantileRegressor(
+            quantile=tau,
+            epsilon=epsilon,
+            bounds_X=bounds_X,
+            bounds_y=bounds_y,
+            random_state=seed,
+            **kw,
+        ).fit(X, y)
+    return np.r_[m.intercept_, m.coef_], m
+
+
+# ----------------------------------------------------------------------------------------------
+# Experiments
+# ----------------------------------------------------------------------------------------------
+def figure2(quick):
+    ns = [10, 100, 1000, 10_000] if quick else [10, 100, 1000, 10_000, 100_000]
+    reps = 10 if quick else 100
+    theta = np.array([0.0, -1.0])
+    lower, upper = default_coef_bounds((-Y_RANGE, Y_RANGE), 1, True)
+    rows = []
+    for n in ns:
+        for rep in tqdm(range(reps), desc=f"figure2 n={n}", leave=False):
+            rng = np.random.default_rng([2, n, rep])
+            X = rng.uniform(-1, 1, size=(n, 1))
+            y = theta[0] + theta[1] * X[:, 0] + rng.standard_normal(n)
+            t0 = time.perf_counter()
+            est = nonprivate_fit(X, y, 0.5)
+            t1 = time.perf_counter()
+            kng, model = kng_fit(X, y, 0.5, 1.0, (-1, 1), (-Y_RANGE, Y_RANGE), rep, n_chains=1)
+            t2 = time.perf_counter()
+            em = exponential_mechanism_fit(
+                X, y, 0.5, 1.0, lower, upper, Y_RANGE, n_sweeps=50, seed=10_000 + rep
+            )
+            t3 = time.perf_counter()
+            for method, value, sec in (
+                ("non-private", est, t1 - t0),
+                ("KNG", kng, t2 - t1),
+                ("exponential mechanism", em, t3 - t2),
+            ):
+                rows.append(
+                    dict(
+                        experiment="figure2",
+                        method=method,
+                        tau=0.5,
+                        epsilon=1.0,
+                        n=n,
+                        replicate=rep,
+                        error=float(np.linalg.norm(value - theta)),
+                        seconds=sec,
+                    )
+                )
+    return rows
+
+
+def heteroscedastic(quick):
+    ns = [1000, 10_000]
+    reps = 5 if quick else 30
+    rows = []
+    for tau in (0.1, 0.9):
+        z = stats.norm.ppf(tau)
+        theta = np.array([1.0 + 1.5 * z, 1.0 + z, -1.0])
+        for n in ns:
+            for rep in tqdm(range(reps), desc=f"hetero tau={tau} n={n}", leave=False):
+                rng = np.random.default_rng([3, int(100 * tau), n, rep])
+                X = rng.uniform(-1, 1, size=(n, 2))
+                y = 1 + X[:, 0] - X[:, 1] + (1.5 + X[:, 0]) * rng.standard_normal(n)
+                est = nonprivate_fit(X, y, tau)
+                kng, model = kng_fit(X, y, tau, 1.0, (-1, 1), (-12, 12), rep, n_chains=2)
+                for method, value in (("non-private", est), ("KNG", kng)):
+                    rows.append(
+                        dict(
+                            experiment="heteroscedastic",
+                            method=method,
+                            tau=tau,
+                            epsilon=1.0,
+                            n=n,
+                            replicate=rep,
+                            error=float(np.linalg.norm(value - theta)),
+                            max_rhat=model.sampler_diagnostics_["max_rhat"]
+                            if method == "KNG"
+                            else np.nan,
+                        )
+                    )
+    return rows
+
+
+def engel(quick):
+    import statsmodels.api as sm
+
+    data = sm.datasets.engel.load_pandas().data
+    X, y = data[["income"]].to_numpy(), data["foodexp"].to_numpy()
+    reps = 5 if quick else 30
+    rows = []
+    for tau in (0.1, 0.5, 0.9):
+        ref = nonprivate_fit(X, y, tau)
+        for eps in (1.0, 10.0):
+            for rep in tqdm(range(reps), desc=f"engel tau={tau} eps={eps}", leave=False):
+                kng, _ = kng_fit(X, y, tau, eps, (0, 6000), (0, 5000), rep, n_chains=1)
+                diff = (kng - ref) * np.array([1.0, 1000.0])  # slope per 1000 francs
+                rows.append(
+                    dict(
+                        experiment="engel",
+                        method="KNG",
+                        tau=tau,
+                        epsilon=eps,
+                        n=len(y),
+                        replicate=rep,
+                        error=float(np.linalg.norm(diff)),
+                        intercept=kng[0],
+                        slope=kng[1],
+                        ref_intercept=ref[0],
+                        ref_slope=ref[1],
+                    )
+                )
+    return rows
+
+
+def timing(quick):
+    from sklearn.linear_model import QuantileRegressor
+
+    n, d = 10_000, 3
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(n, d))
+    y = X @ np.array([1.0, -1.0, 0.5]) + rng.standard_normal(n)
+    reps = 1 if quick else 3
+    t_highs, t_kng = [], []
+    for rep in range(reps):
+        t0 = time.perf_counter()
+        QuantileRegressor(quantile=0.5, alpha=0.0, solver="highs").fit(X, y)
+        t1 = time.perf_counter()
+        kng_fit(X, y, 0.5, 1.0, (-1, 1), (-6, 6), rep)
+        t2 = time.perf_counter()
+        t_highs.append(t1 - t0)
+        t_kng.append(t2 - t1)
+    rows = []
+    for method, ts in (("sklearn highs", t_highs), ("KNG (4 chains)", t_kng)):
+        rows.append(
+            dict(
+                experiment="timing",
+                method=method,
+                tau=0.5,
+                epsilon=1.0,
+                n=n,
+                replicate=0,
+                seconds=float(np.median(ts)),
+            )
+        )
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------
+def summary(df):
+    """Markdown with the headline numbers (used by ``python -m benchmarks``)."""
+    lines = []
+    fig = df[df.experiment == "figure2"]
+    if len(fig):
+        tab = fig.pivot_table(index="n", columns="method", values="error", aggfunc="mean")
+        tab["KNG / non-private"] = tab["KNG"] / tab["non-private"]
+        tab["EM / non-private"] = tab["exponential mechanism"] / tab["non-private"]
+        lines.append("Figure 2 (tau = 1/2, epsilon = 1): mean Euclidean error\n")
+        lines.append(tab.to_string(float_format=lambda v: f"{v:.4g}"))
+    het = df[df.experiment == "heteroscedastic"]
+    if len(het):
+        tab = het.pivot_table(index=["tau", "n"], columns="method", values="error")
+        tab["KNG / non-private"] = tab["KNG"] / tab["non-private"]
+        lines.append("\nHeteroscedastic design (epsilon = 1): mean error\n")
+        lines.append(tab.to_string(float_format=lambda v: f"{v:.4g}"))
+    eng = df[df.experiment == "engel"]
+    if len(eng):
+        tab = eng.groupby(["tau", "epsilon"]).agg(
+            error=("error", "mean"),
+            median_slope=("slope", "median"),
+            ref_slope=("ref_slope", "first"),
+        )
+        lines.append("\nEngel data (n = 235): distance to the non-private fit\n")
+        lines.append(tab.to_string(float_format=lambda v: f"{v:.4g}"))
+    tim = df[df.experiment == "timing"]
+    if len(tim):
+        t = tim.set_index("method")["seconds"]
+        lines.append(
+            f"\nTiming n = 10^4, d = 3: KNG {t['KNG (4 chains)']:.3f} s, HiGHS "
+            f"{t['sklearn highs']:.3f} s, ratio {t['KNG (4 chains)'] / t['sklearn highs']:.3f}"
+        )
+    return "\n".join(lines)
+
+
+def plot(df):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    fig2 = df[df.experiment == "figure2"]
+    for method, marker in (("non-private", "o"), ("KNG", "s"), ("exponential mechanism", "^")):
+        sub = fig2[fig2.method == method].groupby("n")["error"].mean()
+        if len(sub):
+            axes[0].plot(np.log10(sub.index), np.log10(sub.values), marker=marker, label=method)
+    axes[0].set_xlabel("log10 n")
+    axes[0].set_ylabel("log10 mean error")
+    axes[0].set_title("Seed 002 Fig. 2: tau = 1/2, epsilon = 1")
+    axes[0].legend()
+    het = df[df.experiment == "heteroscedastic"]
+    for (tau, method), sub in het.groupby(["tau", "method"]):
+        g = sub.groupby("n")["error"].mean()
+        axes[1].plot(
+            np.log10(g.index),
+            np.log10(g.values),
+            marker="o",
+            linestyle="-" if method == "KNG" else "--",
+            label=f"{method}, tau={tau}",
+        )
+    axes[1].set_xlabel("log10 n")
+    axes[1].set_title("Heteroscedastic design, epsilon = 1")
+    axes[1].legend(fontsize=8)
+    eng = df[df.experiment == "engel"]
+    if len(eng):
+        labels, data = [], []
+        for (tau, eps), sub in eng.groupby(["tau", "epsilon"]):
+            labels.append(f"tau={tau}\neps={eps:g}")
+            data.append(sub["slope"].to_numpy() * 1000)
+        axes[2].boxplot(data, tick_labels=labels)
+        for i, (_, sub) in enumerate(eng.groupby(["tau", "epsilon"])):
+            ref = sub["ref_slope"].iloc[0] * 1000
+            axes[2].plot([i + 0.7, i + 1.3], [ref, ref], color="red")
+        axes[2].set_ylabel("slope (food per 1000 francs income)")
+        axes[2].set_title("Engel: KNG slopes (red: non-private)")
+    fig.tight_layout()
+    return fig
+
+
+def run(quick: bool) -> pd.DataFrame:
+    rows = []
+    for experiment in (figure2, heteroscedastic, engel, timing):
+        rows += experiment(quick)
+    df = pd.DataFrame(rows)
+    print(summary(df))
+    save(df, "quantile", plot(df))
+    return df
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="small sizes (< 2 minutes)")
+    group.add_argument("--full", action="store_true", help="full settings (default)")
+    args = parser.parse_args(argv)
+    run(quick=args.quick)
+
+
+if __name__ == "__main__":
+    main()
