@@ -264,17 +264,19 @@ def summary(df):
     lines = []
     fig = df[df.experiment == "figure2"]
     if len(fig):
-        tab = fig.pivot_table(index="n", columns="method", values="error", aggfunc="mean")
-        tab["KNG / non-private"] = tab["KNG"] / tab["non-private"]
-        tab["EM / non-private"] = tab["exponential mechanism"] / tab["non-private"]
-        lines.append("Figure 2 (tau = 1/2, epsilon = 1): mean Euclidean error\n")
-        lines.append(tab.to_string(float_format=lambda v: f"{v:.4g}"))
+        for agg in ("mean", "median"):
+            tab = fig.pivot_table(index="n", columns="method", values="error", aggfunc=agg)
+            tab["KNG / non-private"] = tab["KNG"] / tab["non-private"]
+            tab["EM / non-private"] = tab["exponential mechanism"] / tab["non-private"]
+            lines.append(f"\nFigure 2 (tau = 1/2, epsilon = 1): {agg} Euclidean error\n")
+            lines.append(tab.to_string(float_format=lambda v: f"{v:.4g}"))
     het = df[df.experiment == "heteroscedastic"]
     if len(het):
-        tab = het.pivot_table(index=["tau", "n"], columns="method", values="error")
-        tab["KNG / non-private"] = tab["KNG"] / tab["non-private"]
-        lines.append("\nHeteroscedastic design (epsilon = 1): mean error\n")
-        lines.append(tab.to_string(float_format=lambda v: f"{v:.4g}"))
+        for agg in ("mean", "median"):
+            tab = het.pivot_table(index=["tau", "n"], columns="method", values="error", aggfunc=agg)
+            tab["KNG / non-private"] = tab["KNG"] / tab["non-private"]
+            lines.append(f"\nHeteroscedastic design (epsilon = 1): {agg} error\n")
+            lines.append(tab.to_string(float_format=lambda v: f"{v:.4g}"))
     eng = df[df.experiment == "engel"]
     if len(eng):
         tab = eng.groupby(["tau", "epsilon"]).agg(
