@@ -17,6 +17,7 @@ and for ``delta`` down to 1e-300. See ``docs/flipped_huber.md`` for derivations.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -353,6 +354,7 @@ def _golden_refine(func, grid, values):
     return best_x, best_v
 
 
+@functools.lru_cache(maxsize=512)
 def calibrate_1d(epsilon, delta, sensitivity, n_grid=121):
     """Minimum-variance (alpha, gamma) meeting the exact 1-D condition delta(eps) <= delta.
 
@@ -432,6 +434,7 @@ def max_alpha_kdim(epsilon, delta, gamma, dim, sens_inf, sens_2, sens_1):
     return lo
 
 
+@functools.lru_cache(maxsize=512)
 def calibrate_kdim(epsilon, delta, dim, sens_inf, sens_2, sens_1, n_grid=181):
     """Minimum-variance (alpha, gamma) meeting the Theorem 8 sufficient condition.
 
