@@ -38,7 +38,10 @@ breakpoints ``t_i``. Sorting the breakpoints and taking cumulative sums of the j
 law of the KNG density (piecewise constant), drawn by picking a segment with probability
 proportional to length times density and then a uniform point inside it
 (:func:`sample_piecewise_exponential`). Cycling such exact line updates over a set of directions
-is a Gibbs / hit-and-run sampler with no step size to tune (:func:`run_chains`). Each line update
+is a Gibbs / hit-and-run sampler with no step size to tune (:func:`run_chains`): fixed
+directions (coordinate axes), fresh uniformly random directions, and optional *radial* moves
+along the line through a fixed anchor, drawn with the polar Jacobian ``|r|^(d-1)``
+(:func:`sample_piecewise_radial`); each leaves the target invariant. Each line update
 costs ``O(n d)`` for the matrix-vector products and cumulative sums plus ``O(n log n)`` for the
 sort, so a sweep over ``k`` directions costs ``O(k n (d + log n))``, fully vectorised.
 
