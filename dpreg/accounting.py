@@ -19,6 +19,7 @@ The accountant reports the smaller of the two epsilons, always with the delta th
 from __future__ import annotations
 
 import math
+import numbers
 
 from ._validation import check_delta
 from .exceptions import BudgetExceededError
@@ -57,7 +58,12 @@ class BudgetAccountant:
     """
 
     def __init__(self, epsilon=math.inf, delta=0.0, slack=0.0):
-        if not isinstance(epsilon, (int, float)) or math.isnan(epsilon) or epsilon < 0:
+        if (
+            isinstance(epsilon, bool)
+            or not isinstance(epsilon, numbers.Real)
+            or math.isnan(epsilon)
+            or epsilon < 0
+        ):
             raise ValueError(f"epsilon must be a number >= 0 (inf allowed), got {epsilon!r}.")
         self.epsilon = float(epsilon)
         self.delta = check_delta(delta) if delta != 1 else 1.0
@@ -118,7 +124,7 @@ class BudgetAccountant:
     @staticmethod
     def _check_spend(epsilon, delta):
         # NaN compares False with everything and would silently disable every later check.
-        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
+        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
             raise ValueError(f"A spend's epsilon must be a non-negative number, got {epsilon!r}.")
         if math.isnan(epsilon) or epsilon < 0:
             raise ValueError(f"A spend's epsilon must be a non-negative number, got {epsilon!r}.")
