@@ -60,11 +60,11 @@ from . import _sensitivity as sens
 from ._sampler import ExactSampler, hit_and_run, projection_median_lp
 
 #: Calibrated constants ``(kappa_inf, kappa_1)`` of the default eta (see ``default_eta``).
-ETA_CONSTANTS = {"mad": (10.0, 16.0), "iqr": (6.0, 6.0)}
+ETA_CONSTANTS = {"mad": (9.5, 14.0), "iqr": (6.0, 6.0)}
 #: Target probability that the test fails on well-behaved data, used by the default eta.
 TARGET_FAILURE = 0.01
 #: ``tau="auto"`` picks the smallest tau whose certified ``min O`` allowance reaches this.
-AUTO_TAU_TARGET = 0.5
+AUTO_TAU_TARGET = 0.4
 
 
 def default_delta(n):
@@ -189,7 +189,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         Outlyingness radius on which the closeness of neighbouring outlyingness functions is
         certified (SPEC's tau). "auto" (:func:`auto_tau`) picks, from (n, d, epsilon, delta)
         only, the smallest tau whose tail allowance still certifies data with
-        ``min O <= 0.5``; our sharper tail bound makes this far smaller than the paper's 5
+        ``min O <= 0.4``; our sharper tail bound makes this far smaller than the paper's 5
         (typically 0.5-1.5), which cuts eta and the release noise by up to 3x.
     eta : float or None, default=None
         Certified closeness; ``None`` uses :func:`default_eta` (data-independent, ~1/n).

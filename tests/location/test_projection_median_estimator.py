@@ -13,6 +13,7 @@ from dpreg import BudgetAccountant, PrivateProjectionMedian
 from dpreg.exceptions import BudgetExceededError, PrivacyLeakWarning, PTRTestFailedError
 from dpreg.location import _sensitivity as sens
 from dpreg.location.projection_median import (
+    AUTO_TAU_TARGET,
     auto_tau,
     default_delta,
     default_eta,
@@ -199,7 +200,7 @@ def test_defaults_are_data_independent_formulas():
     tau = auto_tau(50000, 10, 5.0, 2e-4)
     assert 0.25 <= tau <= 2.0
     c = release_inverse_temperature(5.0, 2e-4, default_eta(50000, 5.0, 2e-4, tau))
-    assert sens.max_min_outlyingness(c, tau, 10, 2e-4) >= 0.5
+    assert sens.max_min_outlyingness(c, tau, 10, 2e-4) >= AUTO_TAU_TARGET
 
 
 def _margin(est, X):
