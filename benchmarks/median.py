@@ -174,6 +174,41 @@ def plot(df):
     return fig
 
 
+def calibrate(n=50000, reps=2):
+    """Print the eta constant each data set needs: n F_{k-1} / ((tau + 1)(k + 1)) at auto tau.
+
+    ``default_eta`` uses ``kappa(k)``; a data set passes the test w.p. >= 99% when its needed
+    value is below ``kappa(k)``.
+    """
+    from dpreg.location import _sensitivity as sens
+    from dpreg.location.projection_median import auto_tau, default_eta, required_margin
+
+    delta = 10.0 / n
+    rows = []
+    for dist in ("normal", "contaminated", "cauchy"):
+        for d, m in ((2, 500), (10, 1000), (20, 1000)):
+            for rep in range(reps):
+                rng = np.random.default_rng(7 * rep + d)
+                X = make_data(dist, n, d, rng)
+                U = rng.standard_normal((m, d))
+                U /= np.linalg.norm(U, axis=1, keepdims=True)
+                S = U @ X.T
+                S.sort(axis=1)
+                for eps in (2.0, 5.0, 10.0):
+                    tau = auto_tau(n, d, eps, delta)
+                    k = required_margin(eps, delta)
+                    F = sens.outlyingness_sensitivity(S, k - 1, tau, "mad")
+                    kappa = default_eta(n, eps, delta, tau) * n / ((tau + 1) * (k + 1))
+                    need = F * n / ((tau + 1) * (k + 1))
+                    rows.append((dist, d, rep, eps, k, tau, need, kappa))
+                    print(
+                        f"{dist:>12} d={d:<2} rep={rep} eps={eps:<4g} k={k:<2} tau={tau:.2f} "
+                        f"needed kappa={need:.2f} default kappa={kappa:.2f}",
+                        flush=True,
+                    )
+    return pd.DataFrame(rows, columns=["dist", "d", "rep", "eps", "k", "tau", "needed", "kappa"])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -183,7 +218,10 @@ def main(argv=None):
     parser.add_argument("--eps", type=float, nargs="*", default=None)
     parser.add_argument("--dists", nargs="*", default=None)
     parser.add_argument("--name", default="median")
+    parser.add_argument("--calibrate", action="store_true", help="print the needed eta constants")
     args = parser.parse_args(argv)
+    if args.calibrate:
+        return calibrate()
     df = run(args.quick and not args.full, args.runs, args.dims, args.eps, args.dists)
     report(df)
     save(df, args.name, plot(df))
