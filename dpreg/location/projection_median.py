@@ -134,7 +134,9 @@ def make_directions(norm, n_features, n_directions, rng):
                 return np.ones((1, 1))
             U = rng.standard_normal((m, d))
         elif key == "l1":
-            if d <= 20 and 2 ** (d - 1) <= m:
+            if d == 1:
+                U = np.ones((1, 1))
+            elif d <= 20 and 2 ** (d - 1) <= m:
                 grid = np.array(np.meshgrid(*[[1.0, -1.0]] * (d - 1), indexing="ij"))
                 U = np.column_stack([np.ones(2 ** (d - 1)), grid.reshape(d - 1, -1).T])
             else:

@@ -93,6 +93,8 @@ def test_direction_sets():
     U = make_directions("l1", 3, None, rng)
     assert U.shape == (4, 3) and np.allclose(np.abs(U), 1 / np.sqrt(3))
     assert make_directions("l1", 12, 100, rng).shape == (100, 12)
+    for norm in ("l1", "l2", "linf"):
+        np.testing.assert_array_equal(make_directions(norm, 1, None, rng), [[1.0]])
     U = make_directions("l2", 5, 300, rng)
     assert U.shape == (300, 5) and np.allclose(np.linalg.norm(U, axis=1), 1)
     U = make_directions(np.array([[2.0, 0.0], [1.0, 1.0]]), 2, None, rng)
@@ -265,3 +267,10 @@ def test_pass_rate_and_accuracy_n50000_d10_eps5():
         err_np.append(np.sum(projection_median(X, est.directions_) ** 2))
     assert passed / runs >= 0.95
     assert np.sqrt(np.mean(err_p)) <= 1.5 * np.sqrt(np.mean(err_np))
+
+
+def test_one_dimensional_private_median():
+    X = np.random.default_rng(8).standard_cauchy((20000, 1)) + 4.0
+    est = PrivateProjectionMedian(epsilon=2.0, random_state=0, diagnostics=True).fit(X)
+    assert abs(est.location_[0] - 4.0) < 0.1
+    assert est.diagnostics_["acceptance_rate"] > 0.99  # one direction: closed form
