@@ -261,6 +261,7 @@ class ReleasePlan:
     release: str
     split: float
     gram_std: float  # per-entry noise std of the (undoubled) off-diagonal Gram entries
+    target_std: float  # per-entry noise std of the X^T y entries
     description: str
 
 
@@ -291,7 +292,13 @@ def _hull_or_error(layout, epsilon):
 def make_plan(
     layout, epsilon, delta=0.0, norm="linf", mechanism="auto", release="auto", split="auto"
 ):
-    """Resolve the estimator's options into a :class:`ReleasePlan` (data-independent)."""
+    """Resolve the estimator's options into a :class:`ReleasePlan` (data-independent).
+
+    With ``mechanism="auto"`` and ``delta > 0`` the candidates (the K-norm release with
+    ``norm``, the Gaussian and the flipped Huber mechanism) are compared by the error proxy
+    ``sigma_y^2 + sigma_G^2 / (p + 1)`` of :func:`default_split`, which depends only on
+    ``(p, epsilon, delta)``.
+    """
     d, p, fi = layout.dim, layout.p, layout.fit_intercept
     if isinstance(norm, str):
         norm = norm.lower()
@@ -305,54 +312,54 @@ def make_plan(
         raise ValueError(
             f"mechanism={mechanism!r} needs delta > 0; use mechanism='knorm' for pure epsilon-DP."
         )
+    if release == "blocks" and mechanism in ("gaussian", "huber"):
+        raise ValueError("release='blocks' is implemented for the l_inf K-norm mechanism only.")
     d1, d2 = l1_sensitivity(p, fi), l2_sensitivity(p, fi)
     if norm == "auto":
         from ..noise import choose_norm  # noqa: PLC0415
 
         norm = choose_norm(["l1", "l2", "linf"], [d1, d2, 2.0], dim=d)
-    ball = _hull_or_error(layout, epsilon) if norm == "hull" else norm
-    knorm_std = _knorm_std(ball, d, d1, d2, epsilon)
-    if mechanism == "auto":
-        mechanism = "knorm"
-        if delta > 0:
-            cands = {
-                "knorm": knorm_std,
-                "gaussian": _gauss_std(epsilon, delta, d2),
-                "huber": _huber_std(epsilon, delta, d, d1, d2),
-            }
-            cands = {k: v for k, v in cands.items() if v is not None}
-            mechanism = min(cands, key=cands.get)
-    if release == "auto":
-        release = "blocks" if (mechanism == "knorm" and norm == "linf") else "joint"
-    if release == "blocks" and not (mechanism == "knorm" and norm == "linf"):
-        raise ValueError(
-            "release='blocks' is implemented for the l_inf K-norm mechanism only "
-            "(norm='linf', mechanism='knorm' or 'auto' with delta=0)."
-        )
-    if release == "blocks":
-        s = default_split(layout) if (isinstance(split, str) and split == "auto") else split
-        if isinstance(s, bool) or not isinstance(s, numbers.Real) or not 0 < s < 1:
-            raise ValueError(f"split must be 'auto' or a number in (0, 1), got {split!r}.")
-        s = float(s)
-        std = linf_noise_std(layout.d_gram, 2.0, s * epsilon)
-        desc = f"l_inf blocks, epsilon split {s:.3f}/{1 - s:.3f}"
-    else:
-        s = 1.0
-        if mechanism == "gaussian":
-            std = _gauss_std(epsilon, delta, d2)
-        elif mechanism == "huber":
-            std = _huber_std(epsilon, delta, d, d1, d2)
+    plans = []
+    if mechanism in ("auto", "knorm"):
+        ball = _hull_or_error(layout, epsilon) if norm == "hull" else norm
+        rel = release
+        if rel == "auto":
+            rel = "blocks" if norm == "linf" else "joint"
+        if rel == "blocks" and norm != "linf":
+            raise ValueError(
+                "release='blocks' is implemented for the l_inf K-norm mechanism only (norm='linf')."
+            )
+        if rel == "blocks":
+            s = default_split(layout) if (isinstance(split, str) and split == "auto") else split
+            if isinstance(s, bool) or not isinstance(s, numbers.Real) or not 0 < s < 1:
+                raise ValueError(f"split must be 'auto' or a number in (0, 1), got {split!r}.")
+            s = float(s)
+            plans.append(
+                ReleasePlan(
+                    ball,
+                    "knorm",
+                    "blocks",
+                    s,
+                    linf_noise_std(layout.d_gram, 2.0, s * epsilon),
+                    linf_noise_std(layout.d_target, 2.0, (1.0 - s) * epsilon),
+                    f"l_inf blocks, epsilon split {s:.3f}/{1 - s:.3f}",
+                )
+            )
         else:
-            std = knorm_std
-        desc = f"joint {mechanism}" + (f" ({norm})" if mechanism == "knorm" else "")
-    return ReleasePlan(
-        norm=ball,
-        mechanism=mechanism,
-        release=release,
-        split=s,
-        gram_std=float(std),
-        description=desc,
-    )
+            std = _knorm_std(ball, d, d1, d2, epsilon)
+            plans.append(ReleasePlan(ball, "knorm", "joint", 1.0, std, std, f"joint {norm}"))
+    if delta > 0 and release != "blocks":
+        if mechanism in ("auto", "gaussian"):
+            std = _gauss_std(epsilon, delta, d2)
+            plans.append(ReleasePlan(norm, "gaussian", "joint", 1.0, std, std, "joint gaussian"))
+        if mechanism == "huber":  # explicit request: calibration errors propagate
+            std = math.sqrt(_huber_mechanism(epsilon, delta, d, d1, d2).variance)
+            plans.append(ReleasePlan(norm, "huber", "joint", 1.0, std, std, "joint huber"))
+        elif mechanism == "auto":
+            std = _huber_std(epsilon, delta, d, d1, d2)
+            if std is not None:
+                plans.append(ReleasePlan(norm, "huber", "joint", 1.0, std, std, "joint huber"))
+    return min(plans, key=lambda pl: pl.target_std**2 + pl.gram_std**2 / (p + 1.0))
 
 
 def _knorm_std(ball, d, d1, d2, epsilon):
