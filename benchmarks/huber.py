@@ -118,6 +118,10 @@ def _figure(df):
             ax.loglog(dk.epsilon, dk[col], marker="o", label=label)
     ax.set(xlabel="epsilon", ylabel="per-coordinate variance", title="K = 20, delta = 1e-8")
     ax.legend()
+    from matplotlib.ticker import NullFormatter
+
+    for ax in axes:
+        ax.xaxis.set_minor_formatter(NullFormatter())
     return fig
 
 
