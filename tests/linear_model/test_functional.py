@@ -387,3 +387,20 @@ def test_auto_mechanism_with_delta_uses_the_error_proxy():
     assert make_plan(Layout(20, True), 1.0, 1e-6).mechanism == "gaussian"
     with pytest.raises(ValueError):
         make_plan(Layout(5, True), 1.0, 1e-6, mechanism="gaussian", release="blocks")
+
+
+def test_fit_memory_does_not_grow_with_n():
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    peaks = []
+    for n in (50_000, 400_000):
+        X = rng.uniform(-1, 1, (n, 5))
+        y = X.sum(axis=1)
+        m = FunctionalLinearRegression(bounds_X=(-1, 1), bounds_y=(-5, 5), chunk_size=10_000)
+        tracemalloc.start()
+        m.fit(X, y)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    # the extra memory is one chunk buffer (10_000 x 7 doubles = 0.56 MB), not O(n)
+    assert peaks[1] < 2e6 and peaks[1] < 1.5 * peaks[0] + 2e5
