@@ -15,6 +15,7 @@ intercept).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -23,6 +24,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 
 # --------------------------------------------------------------------------------------------
 # Constants of the privacy proof
@@ -59,8 +61,17 @@ def hessian_bound(dim):
     return float(dim) / 4.0
 
 
-def gamma_for(epsilon, q, dim):
-    """``gamma = lambda / (exp(epsilon (1 - q)) - 1)``, the smallest ridge the proof allows.
+def gamma_for(epsilon, q, dim, ridge=0.0, n_free=None):
+    """The smallest ridge gamma the proof allows: ``lambda / (exp(epsilon (1 - q)) - 1)``.
+
+    The Jacobian step of the proof needs ``1 + sup z^T C^{-1} z / 4 <= exp(epsilon (1 - q))``
+    where ``C >= gamma I + hess r``. By the matrix determinant lemma the changed example adds
+    ``1 + s(1-s) z^T C^{-1} z`` to the determinant ratio, and ``z_j^2 <= 1``. Without a user
+    ridge this is ``lambda / gamma <= expm1(epsilon (1 - q))``. When ``r`` contains the ridge
+    ``ridge/2 |w|^2`` on all but ``n_free`` coordinates (the unpenalised intercept),
+    ``C >= diag(gamma, ..., gamma + ridge)`` and the condition relaxes to
+    ``(n_free / gamma + (dim - n_free) / (gamma + ridge)) / 4 <= expm1(epsilon (1 - q))``,
+    solved here for gamma (the user's ridge already pays part of the Jacobian).
 
     Any larger value keeps the guarantee. For huge ``epsilon`` the formula underflows; the
     result is floored at the smallest positive normal float so that the objective stays
@@ -68,8 +79,32 @@ def gamma_for(epsilon, q, dim):
     """
     lam = hessian_bound(dim)
     expo = epsilon * (1.0 - q)
-    gamma = lam / math.expm1(expo) if expo < 700 else 0.0
-    return max(gamma, np.finfo(float).tiny)
+    if expo >= 700:
+        return float(np.finfo(float).tiny)
+    budget = math.expm1(expo)
+    gamma = lam / budget
+    if ridge > 0:
+        n_free = dim if n_free is None else int(n_free)
+        if n_free == 0:
+            gamma = lam / budget - ridge
+        elif n_free < dim:
+
+            def excess(g):
+                return (n_free / g + (dim - n_free) / (g + ridge)) / 4.0 - budget
+
+            lo = n_free / (4.0 * budget)
+            gamma = optimize.brentq(excess, lo, gamma, xtol=1e-14 * gamma, rtol=1e-12)
+            gamma *= 1.0 + 1e-9  # stay on the safe side of the root
+    return max(gamma, float(np.finfo(float).tiny))
+
+
+@functools.lru_cache(maxsize=64)
+def _unit_noise_second_moment(norm, dim):
+    """``E|V|_2^2`` of the K-norm noise at epsilon = 1 (it scales as ``1/epsilon^2``)."""
+    from ..noise import KNormMechanism
+
+    mech = KNormMechanism(norm, dim, gradient_sensitivity(norm, dim), 1.0, random_state=0)
+    return mech.variance * dim
 
 
 #: Nominal curvature of the mean logistic loss: sigmoid'(0) = 1/4 times E[z^2] = 1/3 for a
@@ -79,7 +114,7 @@ NOMINAL_CURVATURE = 1.0 / 12.0
 NOMINAL_RADIUS = 2.0
 
 
-def nominal_error(epsilon, q, dim, norm, n_samples):
+def nominal_error(epsilon, q, dim, norm, n_samples, ridge=0.0, n_free=None):
     """Data-independent error proxy for the released theta at budget share ``q``.
 
     Model the mean loss as the quadratic ``h/2 |theta - theta0|^2`` with ``h`` =
@@ -89,17 +124,13 @@ def nominal_error(epsilon, q, dim, norm, n_samples):
     that matters: a larger q means less noise but a larger ridge, and for small ``n epsilon`` a
     large ridge also shrinks the noise (both estimates go to 0 and the error to R).
     """
-    from ..noise import KNormMechanism
-
-    sens = gradient_sensitivity(norm, dim)
-    g = gamma_for(epsilon, q, dim) / n_samples
-    mech = KNormMechanism(norm, dim, sens, epsilon * q, random_state=0)
-    noise_sq = mech.variance * dim / n_samples**2
+    g = (gamma_for(epsilon, q, dim, ridge, n_free) + ridge) / n_samples
+    noise_sq = _unit_noise_second_moment(norm, dim) / (epsilon * q * n_samples) ** 2
     h, R = NOMINAL_CURVATURE, NOMINAL_RADIUS
     return math.sqrt(g * g * R * R + noise_sq) / (h + g)
 
 
-def default_q(epsilon, dim, norm="linf", n_samples=10_000):
+def default_q(epsilon, dim, norm="linf", n_samples=10_000, ridge=0.0, n_free=None):
     """Data-independent share of the budget spent on the noise vector V (``q="auto"``).
 
     The minimiser over ``q`` in {0.30, 0.31, ..., 0.97} of :func:`nominal_error`, a function
@@ -109,7 +140,7 @@ def default_q(epsilon, dim, norm="linf", n_samples=10_000):
     ``docs/objective_perturbation.md``).
     """
     grid = np.round(np.arange(0.30, 0.975, 0.01), 2)
-    cost = [nominal_error(epsilon, q, dim, norm, n_samples) for q in grid]
+    cost = [nominal_error(epsilon, q, dim, norm, n_samples, ridge, n_free) for q in grid]
     return float(grid[int(np.argmin(cost))])
 
 
@@ -218,6 +249,18 @@ class _Preconditioned:
 
 
 def solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e-8, n_sub=20000):
+    """See :func:`_solve_lbfgs`; small problems run with single-threaded BLAS.
+
+    scipy's L-BFGS-B calls BLAS on tiny matrices at every iteration; a multi-threaded BLAS
+    then costs milliseconds per call on a busy machine, far more than the objective itself.
+    """
+    if Z.size <= 1_000_000:
+        with threadpool_limits(limits=1, user_api="blas"):
+            return _solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter, gtol, n_sub)
+    return _solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter, gtol, n_sub)
+
+
+def _solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e-8, n_sub=20000):
     """Minimise ``J`` with scipy's L-BFGS-B and the analytic gradient.
 
     To make L-BFGS fast *and* accurate on large n it runs in two stages. (1) L-BFGS on the
@@ -239,8 +282,12 @@ def solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e-
     step = max(1, n // n_sub)
     Zs, ys = Z[::step], y[::step]
     args = (Zs, ys, fit_intercept, alpha_l2, gamma, V, n)
-    res_s = _lbfgs(objective, np.zeros(dim), args, max_iter, gtol)
+    # The surrogate only needs statistical accuracy (its error is O(n_sub^{-1/2}) anyway);
+    # when it *is* the full data (small n) it is solved to the final tolerance at once.
+    res_s = _lbfgs(objective, np.zeros(dim), args, max_iter, gtol if step == 1 else max(gtol, 1e-6))
     theta_s = res_s.x
+    if step == 1 and np.max(np.abs(res_s.jac)) <= gtol:
+        return theta_s, max(1, int(res_s.nit)), float(np.max(np.abs(res_s.jac)))
     try:
         L = np.linalg.cholesky(hessian(theta_s, Zs, fit_intercept, alpha_l2, gamma, n))
         L_inv_T = np.linalg.inv(L).T

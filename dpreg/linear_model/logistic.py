@@ -64,7 +64,11 @@ Where each assumption is enforced
 * labels in {0, 1}: mapped from ``classes_``, never taken from the user as numbers;
 * convex loss: the loss is fixed (logistic); convex r: ``alpha >= 0``, ``l1_ratio`` in [0, 1];
 * strong convexity: gamma is computed from (epsilon, q, m) and is always > 0; there is no
-  parameter to lower it (raising it through ``alpha`` keeps the guarantee);
+  parameter to lower it. A user ridge (``alpha``, ``l1_ratio < 1``) adds
+  ``alpha (1 - l1_ratio) I`` to C on the coefficients (not the intercept), so step 3 only needs
+  ``(n_free/gamma + (m - n_free)/(gamma + ridge))/4 <= exp(epsilon (1 - q)) - 1`` and gamma
+  is solved from that (``_logistic_core.gamma_for``): the user's ridge pays part of the
+  Jacobian;
 * ``0 < q < 1`` is validated; Delta and lambda are functions of m and the norm only;
 * exact minimiser: the solvers run to tight tolerances and the L-BFGS answer is certified by
   the gradient norm; a :class:`~sklearn.exceptions.ConvergenceWarning` is raised if the
@@ -327,13 +331,14 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         sensitivity = gradient_sensitivity(norm, dim)
         n_problems = 1 if n_classes == 2 else n_classes
         eps_problem = epsilon / n_problems
+        alpha, l1_ratio = float(self.alpha), float(self.l1_ratio)
+        ridge, n_free = alpha * (1.0 - l1_ratio), int(self.fit_intercept)
         if isinstance(self.q, str):
-            q = default_q(eps_problem, dim, norm, n_samples=n_samples)
+            q = default_q(eps_problem, dim, norm, n_samples, ridge, n_free)
         else:
             q = float(self.q)
-        gamma = gamma_for(eps_problem, q, dim)
+        gamma = gamma_for(eps_problem, q, dim, ridge, n_free)
         rng = check_random_state(self.random_state)
-        alpha, l1_ratio = float(self.alpha), float(self.l1_ratio)
 
         thetas, n_iter = [], []
         targets = [1] if n_problems == 1 else range(n_classes)

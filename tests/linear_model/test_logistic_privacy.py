@@ -141,36 +141,55 @@ def test_default_q_is_data_independent_and_valid():
 # ------------------------------------------------------------------------------------------
 
 
-def log_density(a, Z, y, gamma, eps_noise, sens, norm):
-    """log pdf of theta_DP at a for data (Z, y), r = 0 (sum form, seed 001 appendix)."""
+def log_density(a, Z, y, gamma, eps_noise, sens, norm, ridge=0.0):
+    """log pdf of theta_DP at a for data (Z, y) (sum form, seed 001 appendix).
+
+    r = ridge/2 |w|^2 on every coordinate but the first (the intercept) when ridge > 0.
+    """
+    D = np.full(len(a), gamma)
+    D[1:] += ridge
     s = expit(Z @ a)
-    V = -((s - y) @ Z + gamma * a)
-    J = (Z * (s * (1 - s))[:, None]).T @ Z + gamma * np.eye(len(a))
+    V = -((s - y) @ Z + D * a)
+    J = (Z * (s * (1 - s))[:, None]).T @ Z + np.diag(D)
     # density of V up to a constant that does not depend on the data
     return -eps_noise * np.linalg.norm(V, ord=P[norm]) / sens + np.linalg.slogdet(J)[1]
 
 
-@pytest.mark.parametrize("norm", ["linf", "l2", "l1"])
-@pytest.mark.parametrize("q", [0.5, 0.85])
-def test_density_ratio_bounded_by_exp_epsilon(norm, q):
-    """Search neighbouring data sets and outputs a for the largest log density ratio."""
+@pytest.mark.parametrize(
+    "norm,q,ridge",
+    [
+        ("linf", 0.5, 0.0),
+        ("linf", 0.85, 0.0),
+        ("l2", 0.5, 0.0),
+        ("l1", 0.85, 0.0),
+        ("linf", 0.7, 0.8),
+        ("l2", 0.6, 3.0),
+    ],
+)
+def test_density_ratio_bounded_by_exp_epsilon(norm, q, ridge):
+    """Search neighbouring data sets and outputs a for the largest log density ratio.
+
+    Column 0 is an intercept column (always 1); with ``ridge > 0`` the user's ridge covers the
+    other coordinates and gamma is the reduced value solved by ``gamma_for``.
+    """
     rng = np.random.default_rng(7)
-    m, n, eps = 2, 6, 0.7
-    gamma = gamma_for(eps, q, m)
+    m, n, eps = 3, 6, 0.7
+    gamma = gamma_for(eps, q, m, ridge=ridge, n_free=1)
     sens = gradient_sensitivity(norm, m)
     worst = -np.inf
     for _ in range(400):
         Z = rng.choice([-1.0, 1.0], size=(n, m)) * rng.uniform(0.2, 1, size=(n, m))
+        Z[:, 0] = 1.0
         y = rng.integers(0, 2, size=n).astype(float)
         Z2, y2 = Z.copy(), y.copy()
-        Z2[-1] = rng.choice([-1.0, 1.0], size=m)
+        Z2[-1, 1:] = rng.choice([-1.0, 1.0], size=m - 1)
         y2[-1] = 1 - y[-1]
-        a0 = rng.normal(scale=rng.choice([0.5, 5, 30]), size=m)
+        a0 = rng.normal(scale=rng.choice([0.05, 0.5, 5, 30]), size=m)
 
         def neg_ratio(a, Z=Z, y=y, Z2=Z2, y2=y2):
             return -(
-                log_density(a, Z, y, gamma, eps * q, sens, norm)
-                - log_density(a, Z2, y2, gamma, eps * q, sens, norm)
+                log_density(a, Z, y, gamma, eps * q, sens, norm, ridge)
+                - log_density(a, Z2, y2, gamma, eps * q, sens, norm, ridge)
             )
 
         worst = max(worst, -neg_ratio(a0))
@@ -189,10 +208,15 @@ def test_gamma_is_the_smallest_ridge_the_proof_allows():
     m, eps, q = 3, 1.0, 0.6
     lam = hessian_bound(m)
     assert lam / math.expm1(eps * (q - 1)) < 0
-    for gamma, ok in [(gamma_for(eps, q, m), True), (0.99 * gamma_for(eps, q, m), False)]:
-        H_x2 = 0.25 * np.outer(np.ones(m), np.ones(m))  # s(1-s) = 1/4 at theta = 0
-        log_jac = np.linalg.slogdet(gamma * np.eye(m) + H_x2)[1] - m * math.log(gamma)
-        assert bool(log_jac <= eps * (1 - q) + 1e-12) is ok
+    H_x2 = 0.25 * np.outer(np.ones(m), np.ones(m))  # s(1-s) = 1/4 at theta = 0
+    for ridge in (0.0, 0.4, 5.0):
+        g0 = gamma_for(eps, q, m, ridge=ridge, n_free=1)
+        for gamma, ok in [(g0, True), (0.99 * g0, False)]:
+            D = np.diag([gamma] + [gamma + ridge] * (m - 1))  # C = gamma I + hess r
+            log_jac = np.linalg.slogdet(D + H_x2)[1] - np.linalg.slogdet(D)[1]
+            assert bool(log_jac <= eps * (1 - q) + 1e-12) is ok
+    # without an intercept the user's ridge counts fully: gamma = lambda/expm1 - ridge
+    assert gamma_for(eps, q, m, ridge=0.3, n_free=0) == pytest.approx(gamma_for(eps, q, m) - 0.3)
 
 
 @pytest.mark.parametrize("q", [0.5, 0.8])
@@ -200,12 +224,13 @@ def test_estimator_draws_follow_exact_law_1d(q):
     """1-D, no intercept: P(theta_DP <= a) = P(V >= V(a)) with V ~ Laplace(Delta/(eps q)) and
     V(a) = -(sum_i (sigmoid(a z_i) - y_i) z_i + (gamma + alpha) a), decreasing in a."""
     rng = np.random.default_rng(3)
-    n, eps, alpha = 15, 2.0, 0.5
+    n, eps, alpha = 15, 2.0, 0.1
     X = rng.uniform(-2, 2, size=(n, 1))
     y = rng.integers(0, 2, size=n)
     y[:2] = [0, 1]
     Z = X[:, 0] / 2.0  # bounds (-2, 2), symmetric scaling
-    gamma = gamma_for(eps, q, 1)
+    gamma = gamma_for(eps, q, 1, ridge=alpha, n_free=0)
+    assert gamma == pytest.approx(gamma_for(eps, q, 1) - alpha)
     b = gradient_sensitivity("linf", 1) / (eps * q)
 
     def cdf(a):
