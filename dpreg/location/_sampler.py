@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize, spatial, special
 
 
 def outlyingness(X, U, mu, sigma):
@@ -174,6 +174,13 @@ class ExactSampler:
 
 def _upper_envelope(intercepts, slopes):
     """Breakpoints and active lines of ``max_j (intercepts_j + slopes_j s)``."""
+    if slopes.size > 64:
+        # envelope lines are vertices of the upper convex hull of the points (slope, intercept)
+        try:
+            keep = spatial.ConvexHull(np.column_stack([slopes, intercepts])).vertices
+            slopes, intercepts = slopes[keep], intercepts[keep]
+        except spatial.QhullError:  # degenerate (e.g. collinear): use every line
+            pass
     order = np.lexsort((intercepts, slopes))
     sl, ic = slopes[order], intercepts[order]
     hull = []  # indices into sl/ic

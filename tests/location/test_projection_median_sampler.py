@@ -146,3 +146,14 @@ def test_exact_sampler_raises_when_infeasible():
     smp.mix_weights = smp.mix_weights  # unchanged proposal
     with pytest.raises(RuntimeError, match="no acceptance"):
         smp.sample(10**6, max_proposals=4096, batch=4096)
+
+
+def test_upper_envelope_with_hull_prefilter_matches_brute_force():
+    from dpreg.location._sampler import _upper_envelope
+
+    rng = np.random.default_rng(9)
+    a, b = rng.normal(size=800), rng.normal(size=800) * 3
+    brk, ic, sl = _upper_envelope(a, b)
+    grid = np.linspace(-20, 20, 5001)
+    seg = np.searchsorted(brk, grid)
+    np.testing.assert_allclose(ic[seg] + sl[seg] * grid, np.max(a[:, None] + b[:, None] * grid, 0))
