@@ -457,3 +457,20 @@ def test_kdim_extreme_budgets_do_not_overflow(eps, delta, K):
     assert np.isfinite(mech.alpha) and np.isfinite(mech.gamma) and np.isfinite(mech.variance)
     assert mech.privacy_profile(eps) <= delta
     assert np.all(np.isfinite(mech.sample(50)))
+
+
+def test_spec_formula_needs_the_cdf_not_the_survival_function():
+    """SPEC section 2 writes delta(eps) = G(t*) - e^eps G(t* - Delta) with t* = sup{t : loss
+    > eps} and calls G the survival function; with the CDF it is the exact profile, with the
+    survival function it is negative (docs/flipped_huber.md, section 2)."""
+    for alpha, gamma, sens, eps in [
+        (1.0, 2.0, 1.0, 0.3),
+        (0.2, 1.0, 2.0, 1.0),
+        (5.0, 3.0, 1.0, 2.0),
+    ]:
+        fh = FlippedHuber(alpha, gamma)
+        t = _crossing(eps, alpha, gamma, sens)
+        with_cdf = float(fh.cdf(t) - math.exp(eps) * fh.cdf(t - sens))
+        with_sf = float(fh.sf(t) - math.exp(eps) * fh.sf(t - sens))
+        assert with_cdf == pytest.approx(hc.exact_delta(eps, alpha, gamma, sens), rel=1e-9)
+        assert with_sf < 0
