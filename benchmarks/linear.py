@@ -91,12 +91,18 @@ def _simulation(n, n_rep, eps_grid, dpl_eps, seed, batch_rows):
         jobs = [
             (
                 "LinearRegression",
-                {"epsilon": e, "bounds_X": BOUNDS_X, "bounds_y": BOUNDS_Y, "fit_intercept": True},
+                {
+                    "epsilon": e,
+                    "bounds_X": BOUNDS_X,
+                    "bounds_y": BOUNDS_Y,
+                    "fit_intercept": True,
+                    "random_state": 1000 * rep + k,
+                },
                 X,
                 y,
             )
-            for (_, X, y, _, _, _) in pending
-            for e in dpl_eps
+            for (rep, X, y, _, _, _) in pending
+            for k, e in enumerate(dpl_eps)
         ]
         out = diffprivlib_fit(jobs)
         if out is not None:

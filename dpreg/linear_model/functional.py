@@ -656,6 +656,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         if acc is not None:
             acc.check(eps, delta)
         self.n_features_in_ = stats.n_features
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_  # the statistics carry no column names
         return self._fit_statistics(stats, eps, delta, acc)
 
     def _fit_statistics(self, stats, eps, delta, acc):
