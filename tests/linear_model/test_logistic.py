@@ -11,11 +11,19 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
 
 from dpreg import BudgetAccountant, ObjectivePerturbationLogistic
 from dpreg.exceptions import BudgetExceededError, PrivacyLeakWarning
 
 BETA = np.array([0.0, -1.0, -0.5, -0.25, 0.0, 0.75, 1.5])
+
+
+@pytest.fixture(autouse=True)
+def _single_threaded_blas():
+    """Tiny linear algebra: threaded BLAS only adds overhead (a lot on a busy machine)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def make_data(n=3000, seed=0, beta=BETA, intercept=0.0):
