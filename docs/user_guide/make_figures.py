@@ -25,6 +25,7 @@ NORMS = {
     "quantile": ("l1", "l2", "linf"),
     "median": ("l2", "linf"),
 }
+MEDIAN_EPSILONS = (2.0, 4.0, 8.0, 16.0)
 
 
 def figure(model):
@@ -36,7 +37,10 @@ def figure(model):
         if norm != NORMS[model][0]:
             task.baselines = {}
         tasks.append(task)
-    rows = evaluate(tasks, EPSILONS, cv=5, repeats=2, random_state=0)
+    if model == "median":  # propose-test-release rarely passes below eps = 2 on these data
+        for task in tasks:
+            task.epsilons = MEDIAN_EPSILONS
+    rows = evaluate(tasks, EPSILONS, cv=5, repeats=1 if model == "median" else 2, random_state=0)
     fig, ax = plt.subplots(figsize=(6, 4))
     for task, norm in zip(tasks, NORMS[model]):
         priv = [r for r in rows if r["task"] == task.name and r["kind"] == "private"]
@@ -46,13 +50,12 @@ def figure(model):
         ax.errorbar(eps, mean, yerr=std, marker="o", capsize=3, label=f"private, {norm}")
     for r in rows:
         if r["kind"] == "baseline":
-            ax.axhline(
-                r["mean"],
-                ls="--",
-                color="black" if "mean" != r["model"] else "grey",
-                label=f"{r['model']} (non-private)",
-            )
+            colour = "grey" if r["model"] == "mean" else "black"
+            ax.axhline(r["mean"], ls="--", color=colour, label=f"{r['model']} (non-private)")
     ax.set_xscale("log")
+    ticks = sorted({r["epsilon"] for r in rows if r["kind"] == "private"})
+    ax.set_xticks(ticks, [f"{e:g}" for e in ticks])
+    ax.minorticks_off()
     ax.set_xlabel("epsilon (total budget of one fit)")
     ax.set_ylabel(METRIC_LABELS[tasks[0].metric])
     ax.set_title(tasks[0].name.split(" [")[0] + ", 5-fold CV", fontsize=10)
