@@ -252,26 +252,38 @@ def scale_bounds(S, k, scale="mad"):
     return lower, upper
 
 
-def scale_movement(S, j, scale="mad"):
+def scale_movement(S, j, scale="mad", cache=None):
     """``S_sigma(j)``: sup over D'' in B_j(D) of how far one replacement moves the scale."""
     if scale == "mad":
-        # Both D'' and its neighbour lie in B_{j+1}(D): the scale moves within the bounds.
-        lower, upper = scale_bounds(S, j + 1, "mad")
+        # D'' lies in B_j(D) and its neighbour in B_{j+1}(D), so the MAD rises by at most
+        # upper_{j+1} - lower_j and falls by at most upper_j - lower_{j+1}.
+        lo_j, up_j = _cached_bounds(S, j, scale, cache)
+        lo_j1, up_j1 = _cached_bounds(S, j + 1, scale, cache)
         with np.errstate(invalid="ignore"):
-            out = upper - lower
+            out = np.maximum(up_j1 - lo_j, up_j - lo_j1)
         return np.where(np.isnan(out), np.inf, out)
     r1, r3 = iqr_ranks(S.shape[1])
     return np.max([gap_sup(S, r, j) for r in (r1 - 1, r1, r3 - 1, r3)], axis=0)
 
 
-def outlyingness_sensitivity(S, j, tau, scale="mad"):
+def _cached_bounds(S, k, scale, cache):
+    if cache is None:
+        return scale_bounds(S, k, scale)
+    key = (k, scale)
+    if key not in cache:
+        cache[key] = scale_bounds(S, k, scale)
+    return cache[key]
+
+
+def outlyingness_sensitivity(S, j, tau, scale="mad", cache=None):
     """``F_j(D) = max_u (tau S_sigma,u(j) + S_mu,u(j)) / b_u(j+1)`` (inf if a b_u <= 0).
 
     Bounds ``sup |O_D''(x) - O_D'''(x)|`` over x with ``min(O_D'', O_D''') <= tau`` for every
-    ``D''`` in B_j(D) and neighbour ``D'''`` of ``D''``.
+    ``D''`` in B_j(D) and neighbour ``D'''`` of ``D''``. ``cache`` (a dict) reuses the scale
+    bounds across calls on the same ``S``.
     """
-    lower, _ = scale_bounds(S, j + 1, scale)
-    num = tau * scale_movement(S, j, scale) + median_movement(S, j)
+    lower, _ = _cached_bounds(S, j + 1, scale, cache)
+    num = tau * scale_movement(S, j, scale, cache) + median_movement(S, j)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(lower > 0, num / np.where(lower > 0, lower, 1.0), np.inf)
     ratio = np.where(np.isnan(ratio), np.inf, ratio)

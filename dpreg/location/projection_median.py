@@ -60,7 +60,7 @@ from . import _sensitivity as sens
 from ._sampler import ExactSampler, hit_and_run, projection_median_lp
 
 #: Calibrated constants ``(kappa_inf, kappa_1)`` of the default eta (see ``default_eta``).
-ETA_CONSTANTS = {"mad": (9.5, 14.0), "iqr": (6.0, 6.0)}
+ETA_CONSTANTS = {"mad": (9.0, 13.0), "iqr": (6.0, 6.0)}
 #: Target probability that the test fails on well-behaved data, used by the default eta.
 TARGET_FAILURE = 0.01
 #: ``tau="auto"`` picks the smallest tau whose certified ``min O`` allowance reaches this.
@@ -319,8 +319,9 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         o_max = sens.max_min_outlyingness(c, tau, d, delta)
         j_f = 0
         f_values = []
+        cache = {}
         while j_f < k_cap:
-            f = sens.outlyingness_sensitivity(S, j_f, tau, self.scale)
+            f = sens.outlyingness_sensitivity(S, j_f, tau, self.scale, cache)
             f_values.append(f)
             if not f <= eta:
                 break
