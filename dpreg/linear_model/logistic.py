@@ -170,8 +170,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         ``epsilon / n_problems``.
     sensitivity_ : float
         Delta_K of the per-example gradient.
+    hessian_bound_ : float
+        lambda = m / 4, the bound on the per-example Hessian.
     gamma_ : float
-        The ridge gamma of the proof.
+        The ridge gamma of the proof (reduced when the user's ridge pays part of it).
     n_iter_ : ndarray of shape (n_problems,)
     bounds_ : tuple of ndarray
         The (lower, upper) bounds used.
