@@ -85,8 +85,7 @@ def _report_outputs(rows, tasks, csv_path, png_path, no_plot, out=None):
         return
     if plot_results(rows, tasks, png_path) is None:
         print(
-            "note: matplotlib is not installed, so no plot was written "
-            '(pip install "dpreg[demo]" or pip install matplotlib)',
+            "note: matplotlib is not installed, so no plot was written (pip install matplotlib)",
             file=out,
         )
     else:

@@ -386,6 +386,7 @@ ESTIMATOR_CASES = {
 
 # Runs per side (calibration + audit each): the fits are fast except the logistic solver.
 AUDIT_RUNS = {"functional": 400, "logistic": 60, "quantile": 400}
+AUDIT_RUNS_LONG = {"functional": 3000, "logistic": 600, "quantile": 3000}
 
 
 @pytest.mark.parametrize("name", list(ESTIMATOR_CASES))
@@ -427,7 +428,7 @@ def test_audit_estimator_long(name):
     factory, data, attr = ESTIMATOR_CASES[name]
     d0, d1 = data()
     for eps in (1.0, 4.0):
-        bound = _estimator_audit(factory(eps), attr, d0, d1, n=3000)
+        bound = _estimator_audit(factory(eps), attr, d0, d1, n=AUDIT_RUNS_LONG[name])
         assert 0.1 * eps < bound <= eps
 
 

@@ -36,3 +36,29 @@ def test_example_runs(script, tmp_path):
     for text in EXPECTED[script]:
         assert text in proc.stdout, (text, proc.stdout)
     assert "Traceback" not in proc.stderr
+
+
+def test_benchmark_runner_lists_and_summarises(tmp_path):
+    """``python -m benchmarks`` finds the benchmark modules; its Markdown helpers render."""
+    pd = pytest.importorskip("pandas")
+    root = EXAMPLES.parent
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--list"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    names = proc.stdout.split()
+    assert "noise" in names and not any(n.startswith("_") for n in names)
+    sys.path.insert(0, str(root))
+    try:
+        from benchmarks.__main__ import _summary_generic, markdown_table
+    finally:
+        sys.path.remove(str(root))
+    df = pd.DataFrame({"method": ["a", "b"], "error_ratio": [0.5, float("nan")]})
+    table = markdown_table(df, index=False)
+    assert table.splitlines()[0] == "| method | error_ratio |"
+    assert "| a | 0.5 |" in table and "| b |  |" in table
+    assert "error_ratio" in _summary_generic(df)
