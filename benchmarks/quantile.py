@@ -124,7 +124,7 @@ def kng_fit(X, y, tau, epsilon, bounds_X, bounds_y, seed, **kw):
 # ----------------------------------------------------------------------------------------------
 def figure2(quick):
     ns = [10, 100, 1000, 10_000] if quick else [10, 100, 1000, 10_000, 100_000]
-    reps = 10 if quick else 100
+    reps = 6 if quick else 100
     theta = np.array([0.0, -1.0])
     lower, upper = default_coef_bounds((-Y_RANGE, Y_RANGE), 1, True)
     rows = []
@@ -164,7 +164,7 @@ def figure2(quick):
 
 def heteroscedastic(quick):
     ns = [1000, 10_000]
-    reps = 5 if quick else 30
+    reps = 3 if quick else 30
     rows = []
     for tau in (0.1, 0.9):
         z = stats.norm.ppf(tau)
@@ -199,7 +199,7 @@ def engel(quick):
 
     data = sm.datasets.engel.load_pandas().data
     X, y = data[["income"]].to_numpy(), data["foodexp"].to_numpy()
-    reps = 5 if quick else 30
+    reps = 3 if quick else 30
     rows = []
     for tau in (0.1, 0.5, 0.9):
         ref = nonprivate_fit(X, y, tau)
