@@ -242,3 +242,33 @@ def test_kng_density_ratio_is_at_most_exp_epsilon():
         worst = max(worst, float(np.max(np.abs(logs[0] - logs[1]))))
     assert worst <= eps + 1e-9
     assert worst > 0.3 * eps  # the check is not vacuous
+
+
+@pytest.mark.slow
+def test_gibbs_matches_grid_on_engel_data():
+    """A real, heavy-tailed case: Engel data (n = 235), tau = 0.9, epsilon = 1, the estimator's
+    default box and moves (anchor + axes + random directions); 400 chains vs a 601 x 601 grid."""
+    sm = pytest.importorskip("statsmodels.api")
+    from dpreg.linear_model._quantile_core import (
+        default_coef_bounds,
+        design,
+        mm_quantile_regression,
+        quantile_gradient,
+        quantile_sensitivity,
+        scale_features,
+    )
+
+    data = sm.datasets.engel.load_pandas().data
+    X, y = data[["income"]].to_numpy(), data["foodexp"].to_numpy()
+    Z, _, _ = scale_features(X, [0.0], [6000.0], True)
+    W = design(Z, True)
+    lo, hi = default_coef_bounds((0.0, 5000.0), 1, True)
+    mech = KNG(quantile_gradient(W, y, 0.9), 1.0, quantile_sensitivity(0.9, 1), "linf", lo, hi)
+    g0, g1, p = _grid_marginals(mech, lo, hi, m=600)
+    cdf0 = np.r_[0.0, np.cumsum(p.sum(axis=1))]
+    cdf1 = np.r_[0.0, np.cumsum(p.sum(axis=0))]
+    anchor = mm_quantile_regression(W, y, 0.9)
+    draws = run_chains(mech, 100, n_chains=400, anchor=anchor, n_random=2, random_state=13).final
+    p0 = stats.kstest(draws[:, 0], lambda t: np.interp(t, g0, cdf0)).pvalue
+    p1 = stats.kstest(draws[:, 1], lambda t: np.interp(t, g1, cdf1)).pvalue
+    assert min(p0, p1) > 1e-3, (p0, p1)
