@@ -429,7 +429,9 @@ def test_audit_estimator_long(name):
     d0, d1 = data()
     for eps in (1.0, 4.0):
         bound = _estimator_audit(factory(eps), attr, d0, d1, n=AUDIT_RUNS_LONG[name])
-        assert 0.1 * eps < bound <= eps
+        assert bound <= eps
+        if eps > 1:  # power: at eps = 4 every estimator's neighbours are told apart
+            assert bound > 0.1 * eps
 
 
 @pytest.mark.slow
