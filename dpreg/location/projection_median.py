@@ -192,7 +192,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         certified (SPEC's tau). "auto" (:func:`auto_tau`) picks, from (n, d, epsilon, delta)
         only, the smallest tau whose tail allowance still certifies data with
         ``min O <= 0.4``; our sharper tail bound makes this far smaller than the paper's 5
-        (typically 0.5-1.5), which cuts eta and the release noise by up to 3x.
+        (typically 0.45-1.3), which cuts eta and the release noise by up to 3x.
     eta : float or None, default=None
         Certified closeness; ``None`` uses :func:`default_eta` (data-independent, ~1/n).
     sampler : {"exact", "hit_and_run"}, default="exact"
