@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._common import RESULTS
+from ._common import RESULTS, save
 
 PACKAGE = Path(__file__).resolve().parent
 
@@ -83,8 +83,50 @@ def _summary_noise(df):
     )
 
 
+def _summary_huber(df):
+    keys = [c for c in ("setting", "dim", "epsilon", "delta") if c in df.columns]
+    cols = [c for c in ("flipped_huber", "gaussian", "laplace", "paper_table2") if c in df]
+    ratios = [c for c in df.columns if "_over_" in str(c)]
+    return (
+        "Variance of the flipped Huber mechanism (Delta = 1) next to the Gaussian and Laplace "
+        "variances of the same run, and their ratios (below 1: flipped Huber is better):\n\n"
+        + markdown_table(df[keys + cols + ratios], index=False)
+    )
+
+
+def _summary_logistic(df):
+    err = df.dropna(subset=["median_error"]).pivot_table(
+        index="method", columns="epsilon", values="median_error"
+    )
+    err = err[~err.index.astype(str).str.startswith("ratio")]  # derived rows of the module
+    err.columns = [f"eps={c:g}" for c in err.columns]
+    parts = ["Median coefficient error (lower is better):\n\n" + markdown_table(err)]
+    for base in ("l1 q=0.5", "diffprivlib"):
+        if base in err.index:
+            ratio = err.div(err.loc[base], axis=1)
+            parts.append(f"Ratio to `{base}` of the same run:\n\n" + markdown_table(ratio))
+    return "\n\n".join(parts)
+
+
+def _summary_median(df):
+    keys = [c for c in ("dist", "n", "d", "epsilon") if c in df.columns]
+    priv = df[df["method"] == "private_projection_median"]
+    ref = df[df["method"] == "nonprivate_projection_median"].set_index(
+        [k for k in keys if k != "epsilon"]
+    )["rmse"]
+    out = priv[keys + ["rmse", "pass_rate"]].copy()
+    out["rmse / non-private"] = [
+        r.rmse / ref.get(tuple(getattr(r, k) for k in keys if k != "epsilon"), float("nan"))
+        for r in out.itertuples()
+    ]
+    return (
+        "RMSE of the private projection median, PTR pass rate, and the ratio to the "
+        "non-private projection median of the same data:\n\n" + markdown_table(out, index=False)
+    )
+
+
 def _summary_generic(df):
-    ratio_cols = [c for c in df.columns if "ratio" in str(c).lower()]
+    ratio_cols = [c for c in df.columns if "ratio" in str(c).lower() or "_over_" in str(c)]
     if ratio_cols:
         keys = [c for c in df.columns if c not in ratio_cols and df[c].dtype == object]
         table = df.groupby(keys)[ratio_cols].mean() if keys else df[ratio_cols].describe()
@@ -98,13 +140,21 @@ def _summary_generic(df):
     )
 
 
-SUMMARISERS = {"noise": _summary_noise}
+SUMMARISERS = {
+    "noise": _summary_noise,
+    "huber": _summary_huber,
+    "logistic": _summary_logistic,
+    "median": _summary_median,
+}
 
 
 def summarise(name, module, df):
     if hasattr(module, "summary"):
         return str(module.summary(df))
-    return SUMMARISERS.get(name, _summary_generic)(df)
+    try:
+        return SUMMARISERS.get(name, _summary_generic)(df)
+    except (KeyError, ValueError, AttributeError, TypeError) as exc:  # the table changed shape
+        return f"(summariser failed: {exc!r})\n\n" + _summary_generic(df)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -137,6 +187,8 @@ def main(argv=None):
     for name in names:
         print(f"\n===== benchmarks.{name} ({'quick' if quick else 'full'}) =====", flush=True)
         t0 = time.perf_counter()
+        started = time.time()
+        df = None
         try:
             module = importlib.import_module(f"benchmarks.{name}")
             df = module.run(quick=quick)
@@ -160,11 +212,15 @@ def main(argv=None):
                     error=f"{type(exc).__name__}: {exc}",
                 )
             )
-        files = [
-            f"`results/{name}.{ext}`"
-            for ext in ("csv", "png")
-            if (RESULTS / f"{name}.{ext}").exists()
-        ]
+        # Everything this benchmark wrote (some write under another name, or only from main()).
+        files = sorted(
+            f"`results/{f.name}`"
+            for f in RESULTS.iterdir()
+            if f.suffix in (".csv", ".png") and f.stat().st_mtime >= started
+        )
+        if not files and isinstance(df, pd.DataFrame):  # run() saved nothing: keep its table
+            save(df, name)
+            files = [f"`results/{name}.csv`"]
         sections.append(
             f"## {name}\n\n{seconds:.0f} s; output: {', '.join(files) or 'none'}; "
             f"reproduce with `python -m benchmarks.{name}{' --quick' if quick else ''}`.\n\n"
