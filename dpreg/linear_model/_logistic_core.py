@@ -88,13 +88,12 @@ def gamma_for(epsilon, q, dim, ridge=0.0, n_free=None):
         if n_free == 0:
             gamma = lam / budget - ridge
         elif n_free < dim:
-
-            def excess(g):
-                return (n_free / g + (dim - n_free) / (g + ridge)) / 4.0 - budget
-
-            lo = n_free / (4.0 * budget)
-            gamma = optimize.brentq(excess, lo, gamma, xtol=1e-14 * gamma, rtol=1e-12)
-            gamma *= 1.0 + 1e-9  # stay on the safe side of the root
+            # n_free/g + k/(g + ridge) = 4 B  <=>  4B g^2 + (4B ridge - dim) g - n_free ridge = 0;
+            # take the positive root in a cancellation-free form.
+            a2, b1, c0 = 4.0 * budget, 4.0 * budget * ridge - dim, n_free * ridge
+            disc = math.sqrt(b1 * b1 + 4.0 * a2 * c0)
+            root = 2.0 * c0 / (b1 + disc) if b1 > 0 else (disc - b1) / (2.0 * a2)
+            gamma = min(gamma, root * (1.0 + 1e-9))  # stay on the safe side of the root
     return max(gamma, float(np.finfo(float).tiny))
 
 

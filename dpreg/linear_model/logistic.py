@@ -360,7 +360,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 if gnorm > _GRAD_TOL:
                     warnings.warn(
                         f"L-BFGS stopped with gradient norm {gnorm:.2e} > {_GRAD_TOL:g}; the "
-                        "privacy proof assumes the exact minimiser. Increase max_iter.",
+                        "privacy proof assumes the exact minimiser. At large epsilon gamma is "
+                        "tiny, so separable classes or collinear features leave the objective "
+                        "almost flat: pass alpha > 0 (it also pays part of the Jacobian "
+                        "term, which lowers gamma) or increase max_iter.",
                         ConvergenceWarning,
                     )
             else:

@@ -256,3 +256,19 @@ def test_estimator_draws_follow_exact_law_1d(q):
         draws.append(clf.theta_[0, 0])
     res = stats.kstest(draws, cdf)
     assert res.pvalue > 1e-3
+
+
+def test_gamma_with_user_ridge_meets_the_condition_tightly():
+    """Closed-form gamma with a ridge: the Jacobian condition holds with equality (or gamma is
+    at its floor), from tiny to astronomically large exp(eps (1 - q))."""
+    for eps in (1e-3, 0.1, 1.0, 5.0, 50.0, 1e3, 1e4):
+        for q in (0.3, 0.8):
+            for dim in (2, 8, 30):
+                for ridge in (1e-6, 0.3, 5.0, 1e4):
+                    g = gamma_for(eps, q, dim, ridge=ridge, n_free=1)
+                    assert g > 0
+                    expo = eps * (1 - q)
+                    budget = math.expm1(expo) if expo < 700 else math.inf
+                    lhs = (1 / g + (dim - 1) / (g + ridge)) / 4
+                    assert lhs <= budget * (1 + 1e-12)
+                    assert lhs >= budget * (1 - 1e-6) or g <= 1e-300
