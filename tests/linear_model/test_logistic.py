@@ -36,6 +36,15 @@ def make_data(n=3000, seed=0, beta=BETA, intercept=0.0):
 @parametrize_with_checks(
     [
         ObjectivePerturbationLogistic(epsilon=50.0, bounds=(-10, 10), random_state=0),
+        ObjectivePerturbationLogistic(
+            epsilon=50.0,
+            norm="l2",
+            q=0.7,
+            alpha=0.5,
+            fit_intercept=False,
+            bounds=(-10, 10),
+            random_state=0,
+        ),
     ]
 )
 def test_sklearn_compatible(estimator, check):
