@@ -49,7 +49,10 @@ def make_data(dist, n, d, rng):
     raise ValueError(dist)
 
 
-def run(quick: bool = False, runs: int | None = None, dims=None, epsilons=None, dists=None):
+def run(
+    quick: bool = False, runs=None, dims=None, epsilons=None, dists=None, name="median"
+) -> pd.DataFrame:
+    """Run the grid, print the ratios and write ``results/<name>.csv`` and ``.png``."""
     n = 5000 if quick else 50000
     dims = dims or ([2, 5] if quick else [2, 10, 20])
     epsilons = epsilons or ([5.0] if quick else [2.0, 5.0, 10.0])
@@ -129,7 +132,10 @@ def run(quick: bool = False, runs: int | None = None, dims=None, epsilons=None, 
                     }
                 )
     bar.close()
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    report(df)
+    save(df, name, plot(df))
+    return df
 
 
 def report(df):
@@ -222,10 +228,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.calibrate:
         return calibrate()
-    df = run(args.quick and not args.full, args.runs, args.dims, args.eps, args.dists)
-    report(df)
-    save(df, args.name, plot(df))
-    return df
+    return run(args.quick and not args.full, args.runs, args.dims, args.eps, args.dists, args.name)
 
 
 if __name__ == "__main__":
