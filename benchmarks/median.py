@@ -187,7 +187,7 @@ def calibrate(n=50000, reps=2):
     value is below ``kappa(k)``.
     """
     from dpreg.location import _sensitivity as sens
-    from dpreg.location.projection_median import auto_tau, default_eta, required_margin
+    from dpreg.location.projection_median import choose_split, required_margin
 
     delta = 10.0 / n
     rows = []
@@ -201,10 +201,10 @@ def calibrate(n=50000, reps=2):
                 S = U @ X.T
                 S.sort(axis=1)
                 for eps in (2.0, 5.0, 10.0):
-                    tau = auto_tau(n, d, eps, delta)
-                    k = required_margin(eps, delta)
+                    frac, tau, eta = choose_split(n, d, eps, delta)
+                    k = required_margin(eps, delta, test_fraction=frac)
                     F = sens.outlyingness_sensitivity(S, k - 1, tau, "mad")
-                    kappa = default_eta(n, eps, delta, tau) * n / ((tau + 1) * (k + 1))
+                    kappa = eta * n / ((tau + 1) * (k + 1))
                     need = F * n / ((tau + 1) * (k + 1))
                     rows.append((dist, d, rep, eps, k, tau, need, kappa))
                     print(

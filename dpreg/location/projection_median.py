@@ -10,8 +10,10 @@ by propose-test-release (PTR) on a lower bound of the distance to "unsafe" data 
 
 Privacy guarantee: (epsilon, delta)-DP, replace-one adjacency, n public
 ------------------------------------------------------------------------
-Budget split: the test uses epsilon/2, the release uses epsilon/2; both use the full delta
-(the two delta's do not add, see step 4).
+Budget split: the test uses ``epsilon_t = f epsilon`` and the release ``epsilon_r = (1-f)
+epsilon`` with a data-independent f (``test_fraction``; SPEC's 0.5, or the noise-minimising
+"auto" choice of :func:`choose_split`). Both use the full delta (the two deltas do not add,
+see step 4).
 
 1. *Pairwise closeness.* For neighbours D, D' and x with ``O_D(x) <= tau``, per direction
    ``|t - mu'|/s' - |t - mu|/s <= (tau |s - s'| + |mu - mu'|) / s'`` (triangle inequality with
@@ -20,8 +22,8 @@ Budget split: the test uses epsilon/2, the release uses epsilon/2; both use the 
 2. *Tail.* If additionally ``P_D(O_D > tau) <= g`` and ``P_D'(O_D' > tau) <= g``, then for every
    event A: ``P_D(A) <= e^{2 c eta} / (1 - g) P_D'(A) + g`` (split A by ``{O_D <= tau}``; bound
    the ratio of normalising constants on ``{O_D' <= tau}``). With
-   ``c = (epsilon/2 - log(1/(1-delta))) / (2 eta)`` and ``g = delta`` the release is
-   (epsilon/2, delta)-indistinguishable on such pairs. (SPEC's ``c = epsilon / (4 eta)``
+   ``c = (epsilon_r - log(1/(1-delta))) / (2 eta)`` and ``g = delta`` the release is
+   (epsilon_r, delta)-indistinguishable on such pairs. (SPEC's ``c = epsilon / (4 eta)``
    ignores the ``1/(1-g)`` factor; we subtract it exactly, a relative change of order delta.)
    ``P_D(O > tau)`` is bounded through the minimum ``o = min O_D`` only (``tail_log_bound``).
 3. *Safety margin.* D is *safe* if 1-2 hold for D and every neighbour. Certificate ``C_j(D)``:
@@ -32,8 +34,8 @@ Budget split: the test uses epsilon/2, the release uses epsilon/2; both use the 
    changes of D is safe. ``h(D) = max{k : C_0(D), ..., C_{k-1}(D)}`` (capped), so ``h(D) = 0``
    when D is unsafe. Every bound is monotone (``C_j(D)`` implies ``C_{j-1}(D')`` for neighbours
    D'), hence ``|h(D) - h(D')| <= 1``: h has global sensitivity 1.
-4. *Test.* Pass iff ``h(D) + Lap(2/epsilon) > (2/epsilon) log(1/(2 delta))``: epsilon/2-DP, and an
-   unsafe D passes with probability ``<= delta``. PTR composition (case D safe: the release
+4. *Test.* Pass iff ``h(D) + Lap(1/epsilon_t) > log(1/(2 delta)) / epsilon_t``: epsilon_t-DP,
+   and an unsafe D passes with probability ``<= delta``. PTR composition (case D safe: the release
    step contributes delta; case D unsafe: the pass event contributes delta; never both) gives
    ``P(PTR(D) in A) <= e^{epsilon} P(PTR(D') in A) + delta``.
 
@@ -72,45 +74,47 @@ def default_delta(n):
     return min(1e-5, float(n) ** -1.5)
 
 
-def ptr_threshold(epsilon, delta):
-    """The PTR threshold ``(2/epsilon) log(1/(2 delta))``."""
-    return 2.0 / epsilon * math.log(1.0 / (2.0 * delta))
+def ptr_threshold(epsilon, delta, test_fraction=0.5):
+    """The PTR threshold ``log(1/(2 delta)) / epsilon_test``, ``epsilon_test = f * epsilon``."""
+    return math.log(1.0 / (2.0 * delta)) / (test_fraction * epsilon)
 
 
-def required_margin(epsilon, delta, beta=TARGET_FAILURE):
+def required_margin(epsilon, delta, beta=TARGET_FAILURE, test_fraction=0.5):
     """Smallest integer safety margin that passes the test with probability >= 1 - beta."""
-    slack = 2.0 / epsilon * math.log(1.0 / (2.0 * beta))
-    return max(1, math.ceil(ptr_threshold(epsilon, delta) + slack))
+    slack = math.log(1.0 / (2.0 * beta)) / (test_fraction * epsilon)
+    return max(1, math.ceil(ptr_threshold(epsilon, delta, test_fraction) + slack))
 
 
-def default_eta(n, epsilon, delta, tau, scale="mad"):
+def default_eta(n, epsilon, delta, tau, scale="mad", test_fraction=0.5):
     """Data-independent default ``eta = kappa(k) (tau + 1) (k + 1) / n``,
     ``kappa(k) = kappa_inf + kappa_1 / k``, with k from :func:`required_margin`.
 
     The certificate's sensitivity bound ``F_j`` grows like ``(tau + 1)(j + 1) / (n f sigma)`` on
     data whose projected density f is bounded away from 0 near the median and the MAD
     interval ends; ``kappa`` (``ETA_CONSTANTS``) was calibrated on N(0, I), 25%-contaminated
-    and Cauchy samples (n from 2,000 to 50,000, d from 2 to 20, up to 1,000 directions) so
-    that ``F_{k-1} <= eta`` in all draws we made (see docs/projection_median.md).
+    and Cauchy samples (n = 50,000, d from 2 to 20, up to 1,000 directions) so that
+    ``F_{k-1} <= eta`` in all draws we made (see docs/projection_median.md).
     """
-    k = required_margin(epsilon, delta)
+    k = required_margin(epsilon, delta, test_fraction=test_fraction)
     k_inf, k_1 = ETA_CONSTANTS[scale]
     return (k_inf + k_1 / k) * (tau + 1.0) * (k + 1.0) / n
 
 
-def release_inverse_temperature(epsilon, delta, eta):
-    """``c = (epsilon/2 - log(1/(1-delta))) / (2 eta)`` (module docstring, step 2)."""
-    return (epsilon / 2.0 + math.log1p(-delta)) / (2.0 * eta)
+def release_inverse_temperature(epsilon, delta, eta, test_fraction=0.5):
+    """``c = (epsilon_release - log(1/(1-delta))) / (2 eta)`` (module docstring, step 2)."""
+    return ((1.0 - test_fraction) * epsilon + math.log1p(-delta)) / (2.0 * eta)
 
 
-def auto_tau(n, dim, epsilon, delta, scale="mad", eta=None, target=AUTO_TAU_TARGET):
+def auto_tau(
+    n, dim, epsilon, delta, scale="mad", eta=None, target=AUTO_TAU_TARGET, test_fraction=0.5
+):
     """Data-independent tau: the smallest value on a geometric grid in [0.25, 20] whose
     tail allowance ``o_max`` (largest certified ``min O``) reaches ``target``; if none does,
     the grid value with the largest allowance."""
     best, best_o = None, -np.inf
     for tau in 0.25 * 1.1 ** np.arange(47):
-        e = default_eta(n, epsilon, delta, tau, scale) if eta is None else eta
-        c = release_inverse_temperature(epsilon, delta, e)
+        e = default_eta(n, epsilon, delta, tau, scale, test_fraction) if eta is None else eta
+        c = release_inverse_temperature(epsilon, delta, e, test_fraction)
         if c <= 0:
             break
         o = sens.max_min_outlyingness(c, tau, dim, delta)
@@ -119,6 +123,29 @@ def auto_tau(n, dim, epsilon, delta, scale="mad", eta=None, target=AUTO_TAU_TARG
         if o > best_o:
             best, best_o = float(tau), o
     return best if best is not None else 1.0
+
+
+def choose_split(n, dim, epsilon, delta, scale="mad", tau="auto", eta=None):
+    """Data-independent budget split ``(test_fraction, tau, eta)``.
+
+    With the default eta, the release noise scales like ``1 / c = 2 eta / epsilon_release``,
+    and eta jumps with the integer margin k, so the fraction of epsilon spent on the test is
+    chosen on a grid in [0.3, 0.7] to minimise ``eta / epsilon_release`` (0.5 when eta is
+    given). Only (n, d, epsilon, delta) enter: the split is public.
+    """
+    fractions = np.round(np.arange(0.30, 0.7001, 0.01), 2) if eta is None else [0.5]
+    best = None
+    for f in fractions:
+        t = auto_tau(n, dim, epsilon, delta, scale, eta, test_fraction=f) if tau == "auto" else tau
+        e = default_eta(n, epsilon, delta, t, scale, f) if eta is None else eta
+        if release_inverse_temperature(epsilon, delta, e, f) <= 0:
+            continue
+        score = e / ((1.0 - f) * epsilon)
+        if best is None or score < best[0] - 1e-12:
+            best = (score, float(f), t, e)
+    if best is None:
+        return 0.5, (1.0 if tau == "auto" else tau), eta
+    return best[1:]
 
 
 def make_directions(norm, n_features, n_directions, rng):
@@ -172,7 +199,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     Parameters
     ----------
     epsilon : float, default=1.0
-        Total epsilon of one fit (half for the test, half for the release).
+        Total epsilon of one fit (split between the test and the release, ``test_fraction``).
     delta : float or None, default=None
         Total delta of one fit. ``None`` uses ``min(1e-5, n^{-3/2})``.
     norm : {"l2", "linf", "l1"} or array of shape (m, n_features), default="l2"
@@ -195,6 +222,10 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         (typically 0.45-1.3), which cuts eta and the release noise by up to 3x.
     eta : float or None, default=None
         Certified closeness; ``None`` uses :func:`default_eta` (data-independent, ~1/n).
+    test_fraction : float in (0, 1) or "auto", default="auto"
+        Share of epsilon spent on the test (the release gets the rest). "auto"
+        (:func:`choose_split`) minimises the predicted release noise over [0.3, 0.7] from
+        (n, d, epsilon, delta) only; SPEC's split is 0.5.
     sampler : {"exact", "hit_and_run"}, default="exact"
         "exact" is an exact rejection sampler; "hit_and_run" is approximate (warns).
     n_steps : int or None, default=None
@@ -219,9 +250,11 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     epsilon_, delta_, eta_, tau_ : float
         The parameters actually used.
     ptr_threshold_ : float
-        ``(2/epsilon) log(1/(2 delta))``.
+        ``log(1/(2 delta)) / epsilon_test``.
+    test_fraction_ : float
+        Share of epsilon spent on the test.
     noisy_safety_margin_ : float
-        ``h(D) + Lap(2/epsilon)``, the (epsilon/2-DP) test statistic; the test passed.
+        ``h(D) + Lap(1/epsilon_test)``, the (epsilon_test-DP) test statistic; the test passed.
     n_features_in_ : int
     feature_names_in_ : ndarray of str (only when X has string feature names)
 
@@ -247,6 +280,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         scale="mad",
         tau="auto",
         eta=None,
+        test_fraction="auto",
         sampler="exact",
         n_steps=None,
         max_proposals=2_000_000,
@@ -262,6 +296,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         self.scale = scale
         self.tau = tau
         self.eta = eta
+        self.test_fraction = test_fraction
         self.sampler = sampler
         self.n_steps = n_steps
         self.max_proposals = max_proposals
@@ -286,15 +321,20 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         if self.scale not in ("mad", "iqr"):
             raise ValueError(f"scale must be 'mad' or 'iqr', got {self.scale!r}.")
         if isinstance(self.tau, str) and self.tau == "auto":
-            eta_user = None if self.eta is None else check_epsilon(self.eta, name="eta")
-            tau = auto_tau(n, d, epsilon, delta, self.scale, eta_user)
+            tau = "auto"
         else:
             tau = check_epsilon(self.tau, name="tau")
-        eta = (
-            default_eta(n, epsilon, delta, tau, self.scale)
-            if self.eta is None
-            else check_epsilon(self.eta, name="eta")
-        )
+        eta = None if self.eta is None else check_epsilon(self.eta, name="eta")
+        if self.test_fraction == "auto":
+            frac, tau, eta = choose_split(n, d, epsilon, delta, self.scale, tau, eta)
+        else:
+            frac = check_epsilon(self.test_fraction, name="test_fraction")
+            if frac >= 1:
+                raise ValueError(f"test_fraction must lie in (0, 1), got {frac!r}.")
+            if tau == "auto":
+                tau = auto_tau(n, d, epsilon, delta, self.scale, eta, test_fraction=frac)
+            if eta is None:
+                eta = default_eta(n, epsilon, delta, tau, self.scale, frac)
         if self.sampler not in ("exact", "hit_and_run"):
             raise ValueError(f"sampler must be 'exact' or 'hit_and_run', got {self.sampler!r}.")
         if self.n_directions is not None and (
@@ -307,9 +347,12 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             raise ValueError(
                 f"norm must be 'l1', 'l2', 'linf' or an array of directions, got {self.norm!r}."
             )
-        c = release_inverse_temperature(epsilon, delta, eta)
+        c = release_inverse_temperature(epsilon, delta, eta, frac)
         if c <= 0:
-            raise ValueError("epsilon is too small for this delta (need eps/2 > -log(1-delta)).")
+            raise ValueError(
+                "epsilon is too small for this delta (need eps_release > -log(1-delta))."
+            )
+        self._test_fraction = frac
         return epsilon, delta, tau, eta, c
 
     # ------------------------------------------------------------------ PTR
@@ -368,13 +411,15 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         S = U @ X.T
         S.sort(axis=1)  # in place: the sorted projections are the only data summary used
         mu, sigma = sens.location_scale(S, self.scale)
-        threshold = ptr_threshold(epsilon, delta)
-        k_cap = math.ceil(threshold + 2.0 / epsilon * math.log(1.0 / (2.0 * 1e-12)))
+        frac = self._test_fraction
+        eps_test = frac * epsilon
+        threshold = ptr_threshold(epsilon, delta, frac)
+        k_cap = math.ceil(threshold + math.log(1.0 / (2.0 * 1e-12)) / eps_test)
         x_star = o_star = None
         if np.all(sigma > 0):
             x_star, o_star = projection_median_lp(U, mu, sigma)
         h, info = self._safety_margin(U, S, eta, tau, c, delta, k_cap, x_star)
-        noisy = h + LaplaceMechanism(epsilon / 2.0, 1.0, random_state=rng).sample()
+        noisy = h + LaplaceMechanism(eps_test, 1.0, random_state=rng).sample()
         if accountant is not None:
             accountant.spend(epsilon, delta)
 
@@ -382,6 +427,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         self.n_directions_ = U.shape[0]
         self.epsilon_, self.delta_, self.eta_, self.tau_ = epsilon, delta, eta, tau
         self.ptr_threshold_ = threshold
+        self.test_fraction_ = frac
         diag = {"safety_margin": h, "x_star": x_star, "o_star": o_star, "c": c, **info}
         if self.diagnostics:
             self.diagnostics_ = diag

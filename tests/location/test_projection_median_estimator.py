@@ -15,10 +15,12 @@ from dpreg.location import _sensitivity as sens
 from dpreg.location.projection_median import (
     AUTO_TAU_TARGET,
     auto_tau,
+    choose_split,
     default_delta,
     default_eta,
     make_directions,
     projection_median,
+    ptr_threshold,
     release_inverse_temperature,
     required_margin,
 )
@@ -49,7 +51,9 @@ def test_accurate_on_large_gaussian_sample(gaussian):
     assert est.noisy_safety_margin_ > est.ptr_threshold_
     assert est.directions_.shape == (est.n_directions_, 2)
     assert 0 < est.diagnostics_["acceptance_rate"] <= 1
-    assert est.diagnostics_["safety_margin"] >= required_margin(5.0, est.delta_)
+    k = required_margin(5.0, est.delta_, test_fraction=est.test_fraction_)
+    assert est.diagnostics_["safety_margin"] >= k
+    assert 0.3 <= est.test_fraction_ <= 0.7
 
 
 def test_robust_to_contamination():
@@ -130,6 +134,8 @@ def test_iqr_scale(gaussian):
         ({"tau": -1.0}, "tau"),
         ({"eta": 0.0}, "eta"),
         ({"sampler": "mala"}, "sampler"),
+        ({"test_fraction": 1.0}, "test_fraction"),
+        ({"test_fraction": 0.0}, "test_fraction"),
     ],
 )
 def test_invalid_parameters(params, match):
@@ -203,6 +209,21 @@ def test_defaults_are_data_independent_formulas():
     assert 0.25 <= tau <= 2.0
     c = release_inverse_temperature(5.0, 2e-4, default_eta(50000, 5.0, 2e-4, tau))
     assert sens.max_min_outlyingness(c, tau, 10, 2e-4) >= AUTO_TAU_TARGET
+    # the automatic split never predicts more noise than SPEC's half/half split
+    f, t, e = choose_split(50000, 10, 5.0, 2e-4)
+    assert e / ((1 - f) * 5.0) <= default_eta(50000, 5.0, 2e-4, tau) / 2.5
+    assert choose_split(50000, 10, 5.0, 2e-4, eta=0.01) == (
+        0.5,
+        auto_tau(50000, 10, 5.0, 2e-4, eta=0.01),
+        0.01,
+    )
+
+
+def test_ptr_threshold_matches_laplace_tail():
+    # P(Lap(1/eps_t) > threshold) = delta exactly, for any split
+    for f in (0.3, 0.5, 0.7):
+        thr = ptr_threshold(4.0, 1e-6, f)
+        assert 0.5 * np.exp(-thr * f * 4.0) == pytest.approx(1e-6)
 
 
 def _margin(est, X):
