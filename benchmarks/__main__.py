@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._common import RESULTS, save
+from ._common import results_dir, save
 
 PACKAGE = Path(__file__).resolve().parent
 
@@ -182,6 +182,7 @@ def main(argv=None):
     names = [n for n in names if n not in args.skip]
 
     quick = bool(args.quick)
+    RESULTS = results_dir(quick)
     RESULTS.mkdir(parents=True, exist_ok=True)
     status, sections = [], []
     for name in names:
@@ -219,7 +220,7 @@ def main(argv=None):
             if f.suffix in (".csv", ".png") and f.stat().st_mtime >= started
         )
         if not files and isinstance(df, pd.DataFrame):  # run() saved nothing: keep its table
-            save(df, name)
+            save(df, name, quick=quick)
             files = [f"`results/{name}.csv`"]
         sections.append(
             f"## {name}\n\n{seconds:.0f} s; output: {', '.join(files) or 'none'}; "

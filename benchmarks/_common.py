@@ -57,10 +57,17 @@ def diffprivlib_fit(jobs):
             return pickle.load(fh)
 
 
-def save(df, name, fig=None):
-    """Write ``results/<name>.csv`` (and ``<name>.png`` from a matplotlib figure)."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    df.to_csv(RESULTS / f"{name}.csv", index=False)
+def results_dir(quick=False):
+    """``results/`` for full runs; ``results/quick/`` (not committed) for ``--quick`` runs, so a
+    smoke run never overwrites the committed full-run numbers."""
+    return RESULTS / "quick" if quick else RESULTS
+
+
+def save(df, name, fig=None, quick=False):
+    """Write ``<name>.csv`` (and ``<name>.png`` from a matplotlib figure) to :func:`results_dir`."""
+    out = results_dir(quick)
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / f"{name}.csv", index=False)
     if fig is not None:
-        fig.savefig(RESULTS / f"{name}.png", dpi=120, bbox_inches="tight")
-    print(f"wrote {RESULTS / (name + '.csv')}" + (" and .png" if fig is not None else ""))
+        fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
+    print(f"wrote {out / (name + '.csv')}" + (" and .png" if fig is not None else ""))

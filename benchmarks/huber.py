@@ -135,7 +135,7 @@ def main(argv=None):
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         cols = [c for c in df.columns if not c.endswith(("alpha", "gamma"))]
         print(df[cols].to_string(float_format=lambda v: f"{v:.6g}"))
-    save(df, "huber", _figure(df))
+    save(df, "huber", _figure(df), quick=args.quick)
 
 
 if __name__ == "__main__":

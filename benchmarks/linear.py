@@ -220,7 +220,7 @@ def run(quick: bool = False) -> pd.DataFrame:
     )
     df = pd.concat([table, trow], ignore_index=True)
     _print(df)
-    save(df, "linear", _figure(table))
+    save(df, "linear", _figure(table), quick=quick)
     return df
 
 

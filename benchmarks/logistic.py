@@ -272,7 +272,7 @@ def run(quick: bool) -> pd.DataFrame:
         [df, pd.DataFrame([dict(method="ratio time ours/sklearn", n=t_n, p=10, seconds=speed)])],
         ignore_index=True,
     )
-    save(df, "logistic", plot(summary, sweep))
+    save(df, "logistic", plot(summary, sweep), quick=quick)
     return df
 
 

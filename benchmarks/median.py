@@ -134,7 +134,7 @@ def run(
     bar.close()
     df = pd.DataFrame(rows)
     report(df)
-    save(df, name, plot(df))
+    save(df, name, plot(df), quick=quick)
     return df
 
 

@@ -194,7 +194,7 @@ def run(quick: bool = False) -> pd.DataFrame:
         fig.tight_layout()
     except ImportError:
         print("note: matplotlib missing, no PNG")
-    save(df, "noise", fig)
+    save(df, "noise", fig, quick=quick)
     return df
 
 

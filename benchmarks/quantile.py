@@ -347,7 +347,7 @@ def run(quick: bool) -> pd.DataFrame:
         rows += experiment(quick)
     df = pd.DataFrame(rows)
     print(summary(df))
-    save(df, "quantile", plot(df))
+    save(df, "quantile", plot(df), quick=quick)
     return df
 
 
