@@ -62,7 +62,7 @@ from . import _sensitivity as sens
 from ._sampler import ExactSampler, hit_and_run, projection_median_lp
 
 #: Calibrated constants ``(kappa_inf, kappa_1)`` of the default eta (see ``default_eta``).
-ETA_CONSTANTS = {"mad": (9.0, 13.0), "iqr": (6.0, 6.0)}
+ETA_CONSTANTS = {"mad": (9.5, 13.0), "iqr": (6.0, 6.0)}
 #: Target probability that the test fails on well-behaved data, used by the default eta.
 TARGET_FAILURE = 0.01
 #: ``tau="auto"`` picks the smallest tau whose certified ``min O`` allowance reaches this.
@@ -130,10 +130,10 @@ def choose_split(n, dim, epsilon, delta, scale="mad", tau="auto", eta=None):
 
     With the default eta, the release noise scales like ``1 / c = 2 eta / epsilon_release``,
     and eta jumps with the integer margin k, so the fraction of epsilon spent on the test is
-    chosen on a grid in [0.3, 0.7] to minimise ``eta / epsilon_release`` (0.5 when eta is
+    chosen on a grid in [0.4, 0.6] (where kappa was calibrated) to minimise ``eta / epsilon_release`` (0.5 when eta is
     given). Only (n, d, epsilon, delta) enter: the split is public.
     """
-    fractions = np.round(np.arange(0.30, 0.7001, 0.01), 2) if eta is None else [0.5]
+    fractions = np.round(np.arange(0.40, 0.6001, 0.01), 2) if eta is None else [0.5]
     best = None
     for f in fractions:
         t = auto_tau(n, dim, epsilon, delta, scale, eta, test_fraction=f) if tau == "auto" else tau
@@ -224,7 +224,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         Certified closeness; ``None`` uses :func:`default_eta` (data-independent, ~1/n).
     test_fraction : float in (0, 1) or "auto", default="auto"
         Share of epsilon spent on the test (the release gets the rest). "auto"
-        (:func:`choose_split`) minimises the predicted release noise over [0.3, 0.7] from
+        (:func:`choose_split`) minimises the predicted release noise over [0.4, 0.6] from
         (n, d, epsilon, delta) only; SPEC's split is 0.5.
     sampler : {"exact", "hit_and_run"}, default="exact"
         "exact" is an exact rejection sampler; "hit_and_run" is approximate (warns).
