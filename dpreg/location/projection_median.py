@@ -130,8 +130,9 @@ def choose_split(n, dim, epsilon, delta, scale="mad", tau="auto", eta=None):
 
     With the default eta, the release noise scales like ``1 / c = 2 eta / epsilon_release``,
     and eta jumps with the integer margin k, so the fraction of epsilon spent on the test is
-    chosen on a grid in [0.4, 0.6] (where kappa was calibrated) to minimise ``eta / epsilon_release`` (0.5 when eta is
-    given). Only (n, d, epsilon, delta) enter: the split is public.
+    chosen on a grid in [0.4, 0.6] (where kappa was calibrated) to minimise
+    ``eta / epsilon_release`` (0.5 when eta is given). Only (n, d, epsilon, delta) enter: the
+    split is public.
     """
     fractions = np.round(np.arange(0.40, 0.6001, 0.01), 2) if eta is None else [0.5]
     best = None
