@@ -418,7 +418,10 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         k_cap = math.ceil(threshold + math.log(1.0 / (2.0 * 1e-12)) / eps_test)
         x_star = o_star = None
         if np.all(sigma > 0):
-            x_star, o_star = projection_median_lp(U, mu, sigma)
+            try:
+                x_star, o_star = projection_median_lp(U, mu, sigma)
+            except RuntimeError:  # e.g. scales near the float underflow: the LP is unusable
+                x_star = o_star = None
         h, info = self._safety_margin(U, S, eta, tau, c, delta, k_cap, x_star)
         noisy = h + LaplaceMechanism(eps_test, 1.0, random_state=rng).sample()
         if accountant is not None:

@@ -297,3 +297,10 @@ def test_one_dimensional_private_median():
     est = PrivateProjectionMedian(epsilon=2.0, random_state=0, diagnostics=True).fit(X)
     assert abs(est.location_[0] - 4.0) < 0.1
     assert est.diagnostics_["acceptance_rate"] > 0.99  # one direction: closed form
+
+
+def test_tiny_projected_scale_fails_the_test_cleanly():
+    """A projected MAD near float underflow once made the LP unbounded (RuntimeError)."""
+    X = np.array([[9.47335052e-303], [0.0], [1.0]])
+    with pytest.raises(PTRTestFailedError):
+        PrivateProjectionMedian(epsilon=2.0, delta=1e-3, random_state=0).fit(X)
