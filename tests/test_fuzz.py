@@ -257,12 +257,7 @@ def test_predict_rejects_wrong_width_and_nan(name):
         est.predict(Xn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="known bug found by the long fuzz run: a projected MAD of ~1e-303 makes the "
-    "projection-median LP unbounded and fit raises RuntimeError (remove this marker when fixed)",
-)
 def test_median_tiny_scale_gives_clear_error():
+    """Regression: a projected MAD of ~1e-303 once made the projection-median LP unbounded."""
     X = np.array([[9.47335052e-303], [0.0], [1.0]])
     check_contract("median", True, X, np.zeros(3))
