@@ -232,7 +232,12 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     n_steps : int or None, default=None
         Hit-and-run steps (default ``50 * n_features``); ignored by the exact sampler.
     max_proposals : int, default=2_000_000
-        The exact sampler raises ``RuntimeError`` after this many proposals.
+        The exact sampler raises ``RuntimeError`` after this many proposals. **Privacy
+        caution:** whether the sampler gives up depends on the data (its acceptance rate does),
+        and that event is *not* covered by the (epsilon, delta) guarantee. With the defaults it
+        was not observed for d <= 10; beyond that the exact sampler is impractical for general
+        directions. Treat a ``RuntimeError`` as a release: do not retry on the same data with a
+        fresh budget and report only that the fit failed.
     random_state : None, int, RandomState or Generator, default=None
         Seeds the directions, the test noise and the sampler.
     accountant : BudgetAccountant or None, default=None
