@@ -27,14 +27,12 @@ from tqdm import tqdm
 
 from dpreg import PrivateProjectionMedian
 from dpreg.exceptions import PrivacyLeakWarning, PTRTestFailedError
-from dpreg.location.projection_median import projection_median
+from dpreg.location.projection_median import MAX_EXACT_DIM, projection_median
 
 try:
     from ._common import save
 except ImportError:  # pragma: no cover - run as a script
     from benchmarks._common import save
-
-EXACT_MAX_DIM = 10
 
 
 def make_data(dist, n, d, rng):
@@ -64,7 +62,7 @@ def run(
     bar = tqdm(total=total, desc="median replicates")
     for dist in dists:
         for d in dims:
-            sampler = "exact" if d <= EXACT_MAX_DIM else "hit_and_run"
+            sampler = "exact" if d <= MAX_EXACT_DIM else "hit_and_run"
             n_dir = 500 if d <= 5 else 1000
             rec = {("np_pm",): [], ("coord_median",): [], ("mean",): [], ("sort_time",): []}
             priv = {eps: {"err": [], "passed": 0, "time": [], "acc": []} for eps in epsilons}

@@ -19,7 +19,7 @@ law does not depend on them. A floating-point safety margin inflates the boxes s
 
 The acceptance rate is about ``vol(P_t) / vol(B_t)``: near 1 for axes, around ``2^d /
 vol(unit ball)`` for round polytopes, which makes the exact sampler impractical for many
-general directions beyond d of about 10; ``max_proposals`` then raises ``RuntimeError``.
+general directions beyond d of about 10 (the estimator refuses it there, from public information).
 
 Approximate sampler (opt-in): hit-and-run whose one-dimensional conditionals (exp of minus a
 convex piecewise-linear function along a line) are drawn exactly; it converges to p but a
@@ -149,11 +149,12 @@ class ExactSampler:
         x = lo + (hi - lo) * self.rng.random((size, lo.shape[1]))
         return t, x
 
-    def sample(self, size=1, max_proposals=2_000_000, batch=4096):
-        """Draw ``size`` exact samples; raise ``RuntimeError`` after ``max_proposals``."""
+    def sample(self, size=1, max_proposals=None, batch=4096):
+        """Draw ``size`` exact samples; with an int ``max_proposals``, raise ``RuntimeError``
+        after that many proposals (a data-dependent event: see the estimator's docstring)."""
         out = []
         while len(out) < size:
-            if self.n_proposals >= max_proposals:
+            if max_proposals is not None and self.n_proposals >= max_proposals:
                 raise RuntimeError(
                     f"exact sampler: no acceptance within {max_proposals} proposals "
                     f"(acceptance rate {self.acceptance_rate:.2e}). Use fewer directions, a "

@@ -304,3 +304,16 @@ def test_tiny_projected_scale_fails_the_test_cleanly():
     X = np.array([[9.47335052e-303], [0.0], [1.0]])
     with pytest.raises(PTRTestFailedError):
         PrivateProjectionMedian(epsilon=2.0, delta=1e-3, random_state=0).fit(X)
+
+
+def test_exact_sampler_refused_in_high_dimension_before_spending():
+    """Feasibility of the exact sampler is decided from public (d, norm), never by giving up."""
+    from dpreg import BudgetAccountant
+    from dpreg.location.projection_median import MAX_EXACT_DIM
+
+    X = np.random.default_rng(0).standard_normal((200, MAX_EXACT_DIM + 1))
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="hit_and_run"):
+        PrivateProjectionMedian(epsilon=5.0, accountant=acc).fit(X)
+    assert acc.spent == (0.0, 0.0)
+    assert PrivateProjectionMedian().get_params()["max_proposals"] is None
