@@ -261,3 +261,9 @@ def test_median_tiny_scale_gives_clear_error():
     """Regression: a projected MAD of ~1e-303 once made the projection-median LP unbounded."""
     X = np.array([[9.47335052e-303], [0.0], [1.0]])
     check_contract("median", True, X, np.zeros(3))
+
+
+def test_quantile_subnormal_feature_range_gives_finite_coefficients():
+    """Regression (long fuzz run): a feature range of 2e-311 made the slope overflow to inf."""
+    X = np.array([[2.22507386e-311], [0.0]])
+    check_contract("quantile", False, X, np.zeros(2))

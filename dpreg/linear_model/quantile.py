@@ -290,7 +290,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         n, n_features = X.shape
         lo, hi = check_bounds(self.bounds_X, n_features, X, name="bounds_X")
         Z, mid, half = scale_features(X, lo, hi, self.fit_intercept)
-        active = half > 0
+        # A feature whose public range is (sub)normal-tiny is constant for our purposes: its
+        # slope would be theta / half, which overflows (found by the long fuzz run).
+        active = half > np.finfo(float).tiny
         p = int(active.sum())
         d = p + int(bool(self.fit_intercept))
         rng = check_random_state(self.random_state)
