@@ -267,3 +267,9 @@ def test_quantile_subnormal_feature_range_gives_finite_coefficients():
     """Regression (long fuzz run): a feature range of 2e-311 made the slope overflow to inf."""
     X = np.array([[2.22507386e-311], [0.0]])
     check_contract("quantile", False, X, np.zeros(2))
+
+
+def test_functional_subnormal_feature_range_is_handled():
+    """Regression (long fuzz run): half-widths of 1e-309 gave a NaN Gram matrix (LinAlgError)."""
+    X = np.array([[0.0, 2.22507386e-309], [2.22507386e-309, 2.22507386e-309]])
+    check_contract("functional", False, X, np.zeros(2))

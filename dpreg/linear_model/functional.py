@@ -126,7 +126,9 @@ def _scaling(bounds, n_features, data, name, fit_intercept):
 
 
 def _inverse(scale):
-    return np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > 0)
+    # A subnormal half-width is a constant feature for our purposes: 1/scale would overflow to
+    # inf and turn the Gram matrix into NaN (found by the long fuzz run).
+    return np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > np.finfo(float).tiny)
 
 
 def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True, chunk_size=65536):
