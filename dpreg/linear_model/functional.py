@@ -171,6 +171,12 @@ def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True
         w -= y_off[0]
         w *= yinv
         M += A.T @ A  # numpy dispatches A.T @ A to BLAS syrk
+    return _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc)
+
+
+def _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc):
+    """Split the moment matrix ``[A w]^T [A w]`` into the Gram block and ``A^T w``."""
+    q = M.shape[0] - 1
     return SufficientStatistics(
         gram=M[:q, :q].copy(),
         xty=M[:q, q].copy(),
@@ -215,18 +221,7 @@ def _dask_statistics(X, y, bounds_X, bounds_y, fit_intercept):
         cols.insert(0, da.ones((n, 1), chunks=(Z.chunks[0], 1)))
     A = da.concatenate(cols, axis=1)
     M = np.asarray((A.T @ A).compute(), dtype=float)
-    q = M.shape[0] - 1
-    return SufficientStatistics(
-        gram=M[:q, :q].copy(),
-        xty=M[:q, q].copy(),
-        n=int(n),
-        n_features=int(p),
-        fit_intercept=bool(fit_intercept),
-        x_offset=x_off,
-        x_scale=x_sc,
-        y_offset=float(y_off[0]),
-        y_scale=float(y_sc[0]),
-    )
+    return _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc)
 
 
 # ---------------------------------------------------------------------------------------------
