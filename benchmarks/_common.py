@@ -7,6 +7,7 @@ subprocess; the benchmarks skip its columns, with a note, when that interpreter 
 
 from __future__ import annotations
 
+import argparse
 import os
 import pickle
 import subprocess
@@ -71,3 +72,12 @@ def save(df, name, fig=None, quick=False):
     if fig is not None:
         fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
     print(f"wrote {out / (name + '.csv')}" + (" and .png" if fig is not None else ""))
+
+
+def cli_parser(doc):
+    """The command line every benchmark shares: ``--quick`` (small sizes) or ``--full``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="small sizes (< 2 min)")
+    group.add_argument("--full", action="store_true", help="full settings (default)")
+    return parser

@@ -16,7 +16,6 @@ Run ``python -m benchmarks.huber --quick`` (a couple of minutes) or ``--full``.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
@@ -28,7 +27,7 @@ from dpreg.noise import FlippedHuberMechanism, GaussianMechanism
 from dpreg.noise import _huber_calibration as hc
 from dpreg.noise import _huber_pld as pld
 
-from ._common import save
+from ._common import cli_parser, save
 
 TABLE_II = {0.2: 7237.09, 0.4: 1971.36, 1.0: 359.57, 2.2: 87.09, 5.0: 19.49}
 
@@ -126,10 +125,7 @@ def _figure(df):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--quick", action="store_true")
-    group.add_argument("--full", action="store_true")
+    parser = cli_parser(__doc__)
     args = parser.parse_args(argv)
     df = run(quick=args.quick)
     with pd.option_context("display.width", 200, "display.max_columns", 30):

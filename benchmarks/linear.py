@@ -25,7 +25,6 @@ Run: ``python -m benchmarks.linear [--quick | --full]``.
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -36,7 +35,7 @@ from tqdm.auto import tqdm
 from dpreg import FunctionalLinearRegression
 from dpreg.linear_model.functional import sufficient_statistics
 
-from ._common import diffprivlib_fit, save
+from ._common import cli_parser, diffprivlib_fit, save
 
 P = 5
 BETA = np.r_[0.0, np.linspace(-1.5, 1.5, P)]
@@ -301,10 +300,7 @@ def _figure(table):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--quick", action="store_true")
-    group.add_argument("--full", action="store_true")
+    parser = cli_parser(__doc__)
     args = parser.parse_args(argv)
     run(quick=args.quick)
 

@@ -23,7 +23,6 @@ Run ``python -m benchmarks.logistic`` (full) or ``python -m benchmarks.logistic 
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 
@@ -32,7 +31,7 @@ import pandas as pd
 from sklearn.linear_model import LogisticRegression
 from tqdm import tqdm
 
-from benchmarks._common import diffprivlib_fit, save
+from benchmarks._common import cli_parser, diffprivlib_fit, save
 from dpreg import ObjectivePerturbationLogistic
 
 BETA = np.array([0.0, -1.0, -0.5, -0.25, 0.0, 0.75, 1.5])
@@ -277,10 +276,7 @@ def run(quick: bool) -> pd.DataFrame:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small settings (< 2 min)")
-    ap.add_argument("--full", action="store_true", help="full settings (default)")
-    args = ap.parse_args()
+    args = cli_parser(__doc__).parse_args()
     run(quick=args.quick and not args.full)
 
 

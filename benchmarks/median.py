@@ -17,7 +17,6 @@ Run ``python -m benchmarks.median`` (full), ``--quick`` (< 2 min) or ``--runs 10
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 
@@ -30,9 +29,9 @@ from dpreg.exceptions import PrivacyLeakWarning, PTRTestFailedError
 from dpreg.location.projection_median import MAX_EXACT_DIM, projection_median
 
 try:
-    from ._common import save
+    from ._common import cli_parser, save
 except ImportError:  # pragma: no cover - run as a script
-    from benchmarks._common import save
+    from benchmarks._common import cli_parser, save
 
 
 def make_data(dist, n, d, rng):
@@ -214,9 +213,7 @@ def calibrate(n=50000, reps=2):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--full", action="store_true")
+    parser = cli_parser(__doc__)
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--dims", type=int, nargs="*", default=None)
     parser.add_argument("--eps", type=float, nargs="*", default=None)

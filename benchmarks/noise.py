@@ -19,7 +19,6 @@ Run ``python -m benchmarks.noise [--quick | --full]`` from the repository root.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import time
@@ -28,7 +27,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from benchmarks._common import save
+from benchmarks._common import cli_parser, save
 from dpreg.noise import (
     ConvexBody,
     GaussianMechanism,
@@ -199,10 +198,7 @@ def run(quick: bool = False) -> pd.DataFrame:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--quick", action="store_true", help="small sizes (< 2 min)")
-    group.add_argument("--full", action="store_true", help="full settings (default)")
+    parser = cli_parser(__doc__)
     args = parser.parse_args(argv)
     run(quick=args.quick)
 

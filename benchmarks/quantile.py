@@ -26,7 +26,6 @@ Run ``python -m benchmarks.quantile`` (full, tens of minutes) or ``--quick`` (< 
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 
@@ -40,9 +39,9 @@ from dpreg.kng import run_chains
 from dpreg.linear_model._quantile_core import default_coef_bounds, design, quantile_gradient
 
 try:
-    from ._common import save
+    from ._common import cli_parser, save
 except ImportError:  # pragma: no cover - run as a script
-    from benchmarks._common import save
+    from benchmarks._common import cli_parser, save
 
 Y_RANGE = 4.0  # public |y| bound of the figure-2 design (|x theta| <= 1, N(0,1) errors)
 
@@ -352,10 +351,7 @@ def run(quick: bool) -> pd.DataFrame:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--quick", action="store_true", help="small sizes (< 2 minutes)")
-    group.add_argument("--full", action="store_true", help="full settings (default)")
+    parser = cli_parser(__doc__)
     args = parser.parse_args(argv)
     run(quick=args.quick)
 
