@@ -16,3 +16,10 @@ class BudgetExceededError(ValueError):
 
 class PTRTestFailedError(RuntimeError):
     """Raised when a propose-test-release test fails: nothing is released, the budget is spent."""
+
+
+class BudgetStoreError(RuntimeError):
+    """Raised when a :class:`dpreg.BudgetAccountant` cannot use its ledger store: the file is
+    gone or unreachable (e.g. an accountant unpickled on another machine), locked for longer
+    than the accountant's timeout, corrupted, or not a dpreg ledger. It is raised before
+    anything is recorded or any data are read, and no spend is lost."""

@@ -635,6 +635,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             self.release,
             self.split,
         )
+        acc.spend(eps, delta)  # atomic reserve, after validation and before the data are read
         stats = sufficient_statistics(
             Xv, yv, self.bounds_X, self.bounds_y, bool(self.fit_intercept), self.chunk_size
         )
@@ -650,8 +651,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         eps, delta, acc = self._check_params()
         if bool(stats.fit_intercept) != bool(self.fit_intercept):
             raise ValueError("stats.fit_intercept does not match fit_intercept.")
-        if acc is not None:
-            acc.check(eps, delta)
+        acc.spend(eps, delta)  # atomic reserve before the statistics are used
         self.n_features_in_ = stats.n_features
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_  # the statistics carry no column names
@@ -677,8 +677,6 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             "l1": l1_sensitivity(layout.p, layout.fit_intercept),
             "l2": l2_sensitivity(layout.p, layout.fit_intercept),
         }
-        if acc is not None:
-            acc.spend(eps, delta)
         return self
 
     def _set_coefficients(self, beta, stats):

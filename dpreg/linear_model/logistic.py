@@ -311,6 +311,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             accountant.check(epsilon, 0.0)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         check_classification_targets(y)
+        accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
         classes, y_idx = np.unique(y, return_inverse=True)
         n_classes = len(classes)
         if n_classes < 2:
@@ -382,8 +383,6 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.gamma_ = gamma
         self.n_iter_ = np.asarray(n_iter)
         self.bounds_ = (lower, upper)
-        if accountant is not None:
-            accountant.spend(epsilon, 0.0)
         return self
 
     # ------------------------------------------------------------------ predict

@@ -287,6 +287,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         if accountant is not None:
             accountant.check(epsilon, 0.0)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
         n, n_features = X.shape
         lo, hi = check_bounds(self.bounds_X, n_features, X, name="bounds_X")
         Z, mid, half = scale_features(X, lo, hi, self.fit_intercept)
@@ -375,8 +376,6 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         self.sensitivity_ = sens
         self.coef_bounds_ = (lower, upper)
         self.sampler_diagnostics_ = diagnostics
-        if accountant is not None:
-            accountant.spend(epsilon, 0.0)
         return self
 
     def predict(self, X):

@@ -426,6 +426,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 "Use norm='linf' (coordinate axes; exact in closed form) or the approximate, "
                 "opt-in sampler='hit_and_run'."
             )
+        accountant.spend(epsilon, delta)  # atomic reserve, after validation, before computing
         rng = check_random_state(self.random_state)
         U = make_directions(self.norm, d, self.n_directions, rng)
 
@@ -444,8 +445,6 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 x_star = o_star = None
         h, info = self._safety_margin(U, S, eta, tau, c, delta, k_cap, x_star)
         noisy = h + LaplaceMechanism(eps_test, 1.0, random_state=rng).sample()
-        if accountant is not None:
-            accountant.spend(epsilon, delta)
 
         self.directions_ = U
         self.n_directions_ = U.shape[0]
