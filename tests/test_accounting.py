@@ -1,14 +1,24 @@
-"""BudgetAccountant: basic and advanced composition, check-before-spend, sharing through clone."""
+"""BudgetAccountant: composition, the SQLite ledger shared across processes, defaults."""
 
+import copy
+import gc
 import math
+import os
+import pickle
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone
 
+import dpreg
 from dpreg import BudgetAccountant
 from dpreg.accounting import check_accountant
-from dpreg.exceptions import BudgetExceededError
+from dpreg.exceptions import BudgetExceededError, BudgetStoreError
 
 
 def advanced_eps(eps_list, slack):
@@ -135,3 +145,258 @@ def test_nan_spend_is_rejected():
     acc.spend(0.5)
     with pytest.raises(BudgetExceededError):
         acc.spend(0.6)
+
+
+# ---------------------------------------------------------------------------------------------
+# The shared store: processes, persistence, locks, corruption
+# ---------------------------------------------------------------------------------------------
+
+ROOT = Path(dpreg.__file__).resolve().parents[1]
+
+
+def _env():
+    path = os.environ.get("PYTHONPATH", "")
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), path])))
+
+
+def _python(code, *args):
+    """Run ``code`` in a fresh interpreter that imports the dpreg under test; return stdout."""
+    out = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+_RACER = """
+import os, pickle, sys, time
+from pathlib import Path
+from dpreg.exceptions import BudgetExceededError
+acc = pickle.loads(bytes.fromhex(sys.argv[1]))
+go, n, eps = Path(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+Path(sys.argv[5]).touch()  # ready
+while not go.exists():
+    time.sleep(0.002)
+ok = 0
+for _ in range(n):
+    try:
+        acc.spend(eps)
+        ok += 1
+    except BudgetExceededError:
+        pass
+print(os.getpid(), ok)
+"""
+
+
+def _race(tmp_path, n_procs, n_spends):
+    """``n_procs`` processes race ``n_spends`` spends each on a budget with room for 64."""
+    acc = BudgetAccountant(epsilon=10.0)
+    acc.spend(9.0)  # nearly exhausted: 1.0 = 64 spends of 2**-6 are left (exact in binary)
+    eps = 2.0**-6
+    go = tmp_path / "go"
+    state = pickle.dumps(acc).hex()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RACER, state, go, str(n_spends), str(eps), tmp_path / f"r{i}"],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(n_procs)
+    ]
+    deadline = time.monotonic() + 300
+    while not all((tmp_path / f"r{i}").exists() for i in range(n_procs)):
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs)
+        time.sleep(0.01)
+    go.touch()
+    reported = {}
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        pid, ok = map(int, out.split())
+        reported[pid] = ok
+    with sqlite3.connect(acc.path) as conn:
+        recorded = dict(conn.execute("SELECT pid, COUNT(*) FROM spends GROUP BY pid").fetchall())
+    recorded.pop(os.getpid())  # the 9.0 spent above
+    # never overspent, no record lost, none invented: what each process saw is what is stored
+    assert sum(reported.values()) == 64 and len(acc) == 65
+    assert {pid: ok for pid, ok in reported.items() if ok} == recorded
+    assert acc.spent == (10.0, 0.0)
+
+
+def test_racing_processes_never_overspend_short(tmp_path):
+    _race(tmp_path, n_procs=4, n_spends=25)
+
+
+@pytest.mark.slow
+def test_racing_processes_never_overspend_8x50(tmp_path):
+    _race(tmp_path, n_procs=8, n_spends=50)
+
+
+def test_persistence_across_a_restart(tmp_path):
+    path = tmp_path / "org-budget.sqlite"
+    _python(
+        "import sys; from dpreg import BudgetAccountant as B; "
+        "B(epsilon=5.0, delta=1e-5, path=sys.argv[1]).spend(2.0, 1e-6)",
+        path,
+    )
+    acc = BudgetAccountant(path=path)  # this process restarts from the file: totals adopted
+    assert (acc.epsilon, acc.delta, acc.slack) == (5.0, 1e-5, 0.0)
+    assert acc.ledger == [(2.0, 1e-6)]
+    acc.spend(2.5)
+    assert acc.spent == (4.5, 1e-6)
+    assert BudgetAccountant(epsilon=5.0, path=path).spent == (4.5, 1e-6)  # agreeing total
+    with pytest.raises(BudgetExceededError):
+        acc.spend(0.6)
+    with pytest.raises(ValueError, match="fixed when its ledger is created"):
+        BudgetAccountant(epsilon=50.0, path=path)
+    assert path.exists()  # a ledger with a path is never removed by dpreg
+    del acc
+    gc.collect()
+    assert path.exists()
+
+
+def test_locked_store_gives_clear_error_and_loses_no_spend(tmp_path):
+    acc = BudgetAccountant(epsilon=5.0, path=tmp_path / "l.sqlite", timeout=0.2)
+    acc.spend(1.0)
+    holder = sqlite3.connect(acc.path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(BudgetStoreError, match="locked"):
+            acc.spend(1.0)
+        assert time.monotonic() - t0 >= 0.15  # it waited for the lock
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    acc.spend(2.0)
+    assert acc.ledger == [(1.0, 0.0), (2.0, 0.0)]
+
+
+def test_corrupted_or_foreign_files_are_refused_never_reset(tmp_path):
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"not a ledger at all " * 100)
+    with pytest.raises(BudgetStoreError, match="corrupted or not a dpreg ledger"):
+        BudgetAccountant(epsilon=1.0, path=garbage)
+    assert garbage.read_bytes() == b"not a ledger at all " * 100
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    with pytest.raises(BudgetStoreError, match="not a dpreg ledger"):
+        BudgetAccountant(epsilon=1.0, path=foreign)
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    with pytest.raises(BudgetStoreError, match="empty"):
+        BudgetAccountant(epsilon=1.0, path=empty)
+    # a ledger damaged after creation
+    path = tmp_path / "ledger.sqlite"
+    acc = BudgetAccountant(epsilon=1.0, path=path)
+    acc.spend(0.5)
+    with open(path, "r+b") as fh:
+        fh.write(b"\x00" * 100)  # destroy the SQLite header
+    with pytest.raises(BudgetStoreError, match="corrupted"):
+        acc.spend(0.1)
+    # a ledger replaced by another one at the same path
+    path.unlink()
+    BudgetAccountant(epsilon=1.0, path=path)
+    with pytest.raises(BudgetStoreError, match="different ledger"):
+        acc.spend(0.1)
+
+
+def test_pickled_accountant_in_same_process_shares_the_ledger():
+    acc = BudgetAccountant(epsilon=1.0)
+    twin = pickle.loads(pickle.dumps(acc))
+    assert twin is not acc and twin == acc and twin.path == acc.path
+    twin.spend(0.75)
+    assert acc.spent == (0.75, 0.0)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(0.5)
+    assert copy.deepcopy(acc) is acc and copy.copy(acc) is acc
+
+
+def test_accountant_whose_store_is_gone_refuses_loudly(tmp_path):
+    acc = BudgetAccountant(epsilon=1.0)
+    state = pickle.dumps(acc)
+    path = Path(acc.path)
+    del acc
+    gc.collect()  # the creating accountant removes its temporary ledger
+    assert not path.exists()
+    orphan = pickle.loads(state)  # unpickling itself never fails ...
+    with pytest.raises(BudgetStoreError, match="cannot be reached"):
+        orphan.spend(0.1)  # ... its first use does
+    with pytest.raises(BudgetStoreError):
+        _ = orphan.spent
+    # a ledger file that this "machine" cannot see
+    moved = BudgetAccountant(epsilon=1.0, path=tmp_path / "there.sqlite")
+    state = pickle.dumps(moved)
+    (tmp_path / "there.sqlite").rename(tmp_path / "elsewhere.sqlite")
+    with pytest.raises(BudgetStoreError, match="cannot be reached"):
+        pickle.loads(state).spend(0.1)
+
+
+# ---------------------------------------------------------------------------------------------
+# diffprivlib parity: default accountant, with-block, remaining(k), total()
+# ---------------------------------------------------------------------------------------------
+def test_default_accountant_and_with_block_resolved_at_fit():
+    est = _TinyPrivateEstimator(epsilon=0.5)  # accountant=None
+    default = BudgetAccountant.default()
+    assert default.epsilon == math.inf and default.delta == 1.0
+    before = len(default)
+    est.fit(np.ones(3))
+    assert len(default) == before + 1  # the global ledger records, never refuses
+    with BudgetAccountant(epsilon=1.0) as acc:
+        assert BudgetAccountant.default() is acc
+        clone(est).fit(np.ones(3))  # created before the block: resolved at fit
+        with BudgetAccountant(epsilon=5.0) as inner:
+            est.fit(np.ones(3))
+        est.fit(np.ones(3))
+        with pytest.raises(BudgetExceededError):
+            est.fit(np.ones(3))
+    assert acc.spent == (1.0, 0.0) and inner.spent == (0.5, 0.0)
+    assert BudgetAccountant.default() == default and est.accountant is None
+
+
+def test_with_block_reaches_worker_processes():
+    from sklearn.datasets import load_diabetes
+    from sklearn.model_selection import cross_val_score, cross_validate
+
+    from dpreg import FunctionalLinearRegression
+
+    X, y = load_diabetes(return_X_y=True)
+    model = FunctionalLinearRegression(
+        epsilon=0.5, bounds_X=(-0.2, 0.2), bounds_y=(25, 350), random_state=0
+    )
+    os.environ["PYTHONPATH"] = _env()["PYTHONPATH"]  # loky workers import this tree
+    with BudgetAccountant(epsilon=10.0) as acc:
+        cross_val_score(model, X, y, cv=4, n_jobs=2)
+        cross_validate(clone(model), X, y, cv=4, n_jobs=2)
+    assert acc.spent == (4.0, 0.0) and len(acc) == 8
+
+
+def test_remaining_k_and_count_and_total():
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    acc.spend(0.25, 1e-6)
+    assert acc.remaining() == pytest.approx((0.75, 9e-6))
+    assert acc.remaining(3) == pytest.approx((0.25, 3e-6))
+    assert acc.remaining_count(0.25) == 3 and acc.remaining_count(0.2, 1e-6) == 3
+    assert acc.remaining_count(0.0) == math.inf
+    assert acc.total() == acc.spent == pytest.approx((0.25, 1e-6))
+    assert acc.total([(0.1, 0.0)] * 100, slack=1e-6)[0] == pytest.approx(
+        advanced_eps([0.1] * 100, 1e-6)
+    )
+    # remaining(k) with advanced composition: k spends of that size fit, a bit more does not
+    adv = BudgetAccountant(epsilon=1.0, delta=1e-5, slack=1e-6)
+    eps_k, delta_k = adv.remaining(200)
+    assert eps_k > 1.0 / 200  # advanced composition allows more than the even split
+    for _ in range(200):
+        adv.spend(eps_k, delta_k)
+    with pytest.raises(BudgetExceededError):
+        adv.spend(eps_k * 1e-3)
+    assert adv.spent[0] <= 1.0 * (1 + 1e-12) and adv.spent[1] <= 1e-5 * (1 + 1e-12)
+    with pytest.raises(ValueError, match="k must"):
+        acc.remaining(0)

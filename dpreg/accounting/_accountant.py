@@ -16,7 +16,7 @@ import weakref
 from .._validation import check_delta
 from ..exceptions import BudgetExceededError
 from . import _default
-from ._compose import Sums, compose_sums, sums_of, within
+from ._compose import TOLERANCE, Sums, compose_sums, sums_of, within
 from ._store import LedgerStore
 
 _SEARCH_HINT = (
@@ -261,8 +261,8 @@ class BudgetAccountant:
         sums = self._store.sums() if spent_budget is None else sums_of(spent_budget)
         return compose_sums(sums, slack)
 
-    def _fits(self, sums):
-        return within(sums, self.slack, self.epsilon, self.delta)
+    def _fits(self, sums, tolerance=TOLERANCE):
+        return within(sums, self.slack, self.epsilon, self.delta, tolerance)
 
     def remaining(self, k=None):
         """Budget left.
@@ -293,7 +293,8 @@ class BudgetAccountant:
             mid = 0.5 * (lo + hi)
             if mid in (lo, hi):
                 break
-            lo, hi = (mid, hi) if self._fits(sums.plus(mid, delta_k, k)) else (lo, mid)
+            # no tolerance here: k separate spends round differently from k * mid
+            lo, hi = (mid, hi) if self._fits(sums.plus(mid, delta_k, k), 0.0) else (lo, mid)
         return lo, delta_k
 
     def remaining_count(self, epsilon, delta=0.0):

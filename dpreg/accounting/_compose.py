@@ -25,8 +25,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-# A spend fits when the composed total is within this absolute tolerance of the budget, so that
-# spending exactly the remainder (e.g. 0.1 + 0.2 + 0.7 of 1.0) is not refused by rounding.
+# A spend fits when the composed total exceeds the budget by at most this *relative* amount, so
+# that spending exactly the remainder (e.g. 0.1 + 0.2 + 0.7 of 1.0) is not refused by rounding.
+# It is relative so that a tiny delta budget (1e-10) is not loosened by an absolute slack.
 TOLERANCE = 1e-12
 
 
@@ -77,7 +78,7 @@ def compose_sums(sums, slack=0.0):
     return eps_basic, min(delta_basic, 1.0)
 
 
-def within(sums, slack, epsilon_total, delta_total):
+def within(sums, slack, epsilon_total, delta_total, tolerance=TOLERANCE):
     """Whether the composed spends fit in the budget ``(epsilon_total, delta_total)``."""
     eps, delta = compose_sums(sums, slack)
-    return eps <= epsilon_total + TOLERANCE and delta <= delta_total + TOLERANCE
+    return eps <= epsilon_total * (1 + tolerance) and delta <= delta_total * (1 + tolerance)
