@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import BaseEstimator, clone
 
 import dpreg
@@ -400,3 +402,69 @@ def test_remaining_k_and_count_and_total():
     assert adv.spent[0] <= 1.0 * (1 + 1e-12) and adv.spent[1] <= 1e-5 * (1 + 1e-12)
     with pytest.raises(ValueError, match="k must"):
         acc.remaining(0)
+
+
+def _tight_epsilon(eps_list, delta):
+    """Google dp-accounting's privacy-loss-distribution epsilon at ``delta`` (near-optimal)."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import common, privacy_loss_distribution
+
+    total = None
+    for e in eps_list:
+        pld = privacy_loss_distribution.from_privacy_parameters(
+            common.DifferentialPrivacyParameters(e, 0.0), value_discretization_interval=1e-4
+        )
+        total = pld if total is None else total.compose(pld)
+    return total.get_epsilon_for_delta(delta)
+
+
+@pytest.mark.parametrize(
+    "eps_list, slack",
+    [
+        ([0.01] * 100, 1e-6),
+        ([0.02] * 300, 1e-6),
+        ([0.05] * 50 + [0.2] * 20, 1e-5),
+        ([0.1] * 10, 1e-6),
+        ([1.0] * 5, 1e-3),
+    ],
+)
+def test_composition_is_sound_against_dp_accounting(eps_list, slack):
+    """Every (epsilon, delta) the ledger reports is at least the near-optimal composition."""
+    eps, delta = BudgetAccountant.compose([(e, 0.0) for e in eps_list], slack)
+    tight = _tight_epsilon(eps_list, max(delta, 1e-12))
+    assert eps >= tight - 1e-6
+    # control: a mis-derived bound (sqrt(log) instead of sqrt(2 log)) is caught by the check
+    if delta > 0:
+        wrong = math.sqrt(math.log(1 / slack) * sum(e * e for e in eps_list)) + sum(
+            e * math.tanh(e / 2) for e in eps_list
+        )
+        assert wrong < tight
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    budget=st.tuples(st.floats(0.0, 5.0), st.sampled_from([0.0, 1e-9, 1e-5])),
+    slack=st.sampled_from([0.0, 1e-10]),
+    spends=st.lists(
+        st.tuples(st.floats(0.0, 2.0), st.sampled_from([0.0, 1e-10, 3e-6])), max_size=25
+    ),
+)
+def test_ledger_admits_exactly_what_composition_allows(budget, slack, spends):
+    """Against a plain-Python reference: admitted iff the composed total stays in the budget."""
+    eps_total, delta_total = budget
+    slack = min(slack, delta_total)
+    acc = BudgetAccountant(epsilon=eps_total, delta=delta_total, slack=slack)
+    admitted = []
+    for e, d in spends:
+        eps, delta = BudgetAccountant.compose(admitted + [(e, d)], slack)
+        fits = eps <= eps_total * (1 + 1e-12) and delta <= delta_total * (1 + 1e-12)
+        if fits:
+            acc.spend(e, d)
+            admitted.append((e, d))
+        else:
+            with pytest.raises(BudgetExceededError):
+                acc.spend(e, d)
+    assert acc.ledger == admitted
+    spent = acc.spent
+    assert spent == pytest.approx(BudgetAccountant.compose(admitted, slack), rel=1e-12, abs=0)
+    assert spent[0] <= eps_total * (1 + 1e-12) and spent[1] <= delta_total * (1 + 1e-12)
