@@ -468,3 +468,24 @@ def test_ledger_admits_exactly_what_composition_allows(budget, slack, spends):
     spent = acc.spent
     assert spent == pytest.approx(BudgetAccountant.compose(admitted, slack), rel=1e-12, abs=0)
     assert spent[0] <= eps_total * (1 + 1e-12) and spent[1] <= delta_total * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda acc: dpreg.FunctionalLinearRegression(accountant=acc),
+        lambda acc: dpreg.ObjectivePerturbationLogistic(accountant=acc),
+        lambda acc: dpreg.KNGQuantileRegressor(accountant=acc),
+        lambda acc: dpreg.PrivateProjectionMedian(delta=1e-5, accountant=acc),
+    ],
+)
+def test_estimators_validate_before_the_reserve(make):
+    """NaN data raise before the spend is reserved: a validation error costs nothing."""
+    acc = BudgetAccountant(epsilon=100.0, delta=1e-3)
+    X = np.ones((20, 2))
+    X[3, 1] = np.nan
+    y = np.r_[np.zeros(10), np.ones(10)]
+    with pytest.raises(ValueError) as info:
+        make(acc).fit(X, y)
+    assert not isinstance(info.value, BudgetExceededError)
+    assert len(acc) == 0

@@ -211,6 +211,9 @@ class BudgetAccountant:
     def __len__(self):
         return self._store.sums().count
 
+    def __bool__(self):  # an empty ledger is still an accountant, not a missing one
+        return True
+
     # -------------------------------------------------------------- the default accountant
     def __enter__(self):
         _default.push(self)
