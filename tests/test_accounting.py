@@ -363,23 +363,6 @@ def test_default_accountant_and_with_block_resolved_at_fit():
     assert BudgetAccountant.default() == default and est.accountant is None
 
 
-def test_with_block_reaches_worker_processes():
-    from sklearn.datasets import load_diabetes
-    from sklearn.model_selection import cross_val_score, cross_validate
-
-    from dpreg import FunctionalLinearRegression
-
-    X, y = load_diabetes(return_X_y=True)
-    model = FunctionalLinearRegression(
-        epsilon=0.5, bounds_X=(-0.2, 0.2), bounds_y=(25, 350), random_state=0
-    )
-    os.environ["PYTHONPATH"] = _env()["PYTHONPATH"]  # loky workers import this tree
-    with BudgetAccountant(epsilon=10.0) as acc:
-        cross_val_score(model, X, y, cv=4, n_jobs=2)
-        cross_validate(clone(model), X, y, cv=4, n_jobs=2)
-    assert acc.spent == (4.0, 0.0) and len(acc) == 8
-
-
 def test_remaining_k_and_count_and_total():
     acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
     acc.spend(0.25, 1e-6)

@@ -16,7 +16,7 @@ from joblib import Parallel, delayed
 from joblib.externals.loky import get_reusable_executor
 from sklearn.base import clone
 from sklearn.datasets import load_diabetes
-from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.model_selection import GridSearchCV, cross_val_score, cross_validate
 
 import dpreg
 from dpreg import BudgetAccountant, FunctionalLinearRegression, PrivateProjectionMedian
@@ -94,3 +94,16 @@ def test_item1_failed_workers_fits_are_still_refused_without_raise(workers_impor
         warnings.simplefilter("ignore")
         scores = cross_val_score(_readme_model(acc), X, y, cv=5, n_jobs=2)
     assert np.isnan(scores).sum() == 4 and acc.spent == (2.0, 0.0)
+
+
+def test_item1_cross_validate_and_with_block_default_reach_workers(workers_import_this_tree):
+    """Estimators without an accountant charge the ``with`` block's ledger from workers too."""
+    X, y = load_diabetes(return_X_y=True)
+    model = _readme_model(None).set_params(epsilon=0.5)
+    with BudgetAccountant(epsilon=10.0) as acc:
+        cross_val_score(model, X, y, cv=4, n_jobs=2)
+        cross_validate(clone(model), X, y, cv=4, n_jobs=2)
+    assert acc.spent == (4.0, 0.0) and len(acc) == 8
+    explicit = BudgetAccountant(epsilon=10.0)
+    cross_validate(_readme_model(explicit), X, y, cv=4, n_jobs=2)
+    assert explicit.spent == (8.0, 0.0) and len(explicit) == 4
