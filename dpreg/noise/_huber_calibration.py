@@ -165,11 +165,16 @@ def sample_std(rng, b, size):
     log_z = log_normaliser(b)
     p_core = math.exp(log_inner_mass(b) - log_z)
     u_region = rng.random(size)
-    u = rng.random(size)
+    # u in (0, 1]: u = 0 would give an infinite Gaussian tail draw (log 0) and a core draw of
+    # exactly 0, i.e. a release of the true value.
+    u = 1.0 - rng.random(size)
     sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
     # inverse CDF of the exponential(rate b) truncated to [0, b]
     with np.errstate(divide="ignore", invalid="ignore"):
-        core = -np.log1p(u * math.expm1(-b * b)) / b if b > 0 else np.zeros(size)
+        if b * b > 1e-300:
+            core = -np.log1p(u * math.expm1(-b * b)) / b
+        else:  # b^2 underflows: the truncated exponential is uniform on [0, b] to 1e-300
+            core = u * b
         core = np.clip(core, 0.0, b)
         # Gaussian tail beyond b: Q(s) = u Q(b)
         tail = -special.ndtri_exp(np.log(u) + special.log_ndtr(-b))
