@@ -422,9 +422,13 @@ def max_alpha_kdim(epsilon, delta, gamma, dim, sens_inf, sens_2, sens_1):
     if not ok(0.0):
         return None
     a_hi = ridge_height_inverse(nu, sens_inf)
-    # the side condition is R(alpha) <= nu; guard against round-off at its boundary
+    # the side condition is R(alpha) <= nu; guard against round-off at its boundary. The step
+    # doubles: with a fixed 1e-12 step this loop ran for minutes when gamma ~ 1e10 (eps = 1e-3,
+    # delta = 1e-300), where the round-off of R(alpha) is far above 1e-12 relative.
+    step = 1e-12
     while a_hi > 0 and dim * ridge_height(a_hi, sens_inf) > 2 * gamma * gamma * eps - sens_2**2:
-        a_hi *= 1.0 - 1e-12
+        a_hi *= 1.0 - min(step, 0.5)
+        step *= 2.0
     if ok(a_hi):
         return a_hi
     lo, hi = 0.0, a_hi
