@@ -468,9 +468,11 @@ def calibrate_kdim(epsilon, delta, dim, sens_inf, sens_2, sens_1, n_grid=181):
         return g * g * second_moment_std(a / g)
 
     # As gamma -> inf the largest feasible alpha grows like gamma^2 eps / (K Delta) and the
-    # noise tends to Laplace(Delta_1 / eps) with Gaussian tails pushed to infinity; the
-    # variance then decreases towards 2 (Delta_1 / eps)^2. The scan up to 1e6 g_min reaches
-    # that limit to ~1e-6 relative; the other end (gamma = g_min) is the analytic Gaussian.
+    # noise tends to Laplace(K Delta_inf / eps) with Gaussian tails pushed to infinity; the
+    # variance then decreases towards 2 (K Delta_inf / eps)^2. (Laplace(Delta_1 / eps), better
+    # when Delta_1 < K Delta_inf, is a separate candidate of FlippedHuberMechanism.) The scan up
+    # to 1e6 g_min reaches that limit to ~1e-6 relative; the other end (gamma = g_min) is the
+    # analytic Gaussian.
     grid = np.linspace(math.log(g_min), math.log(g_min) + math.log(1e6), n_grid)
     vals = np.array([variance(x) for x in grid])
     x, _ = _golden_refine(variance, grid, vals)
