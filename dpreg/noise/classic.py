@@ -23,6 +23,8 @@ class LaplaceMechanism:
     >>> mech = LaplaceMechanism(epsilon=1.0, sensitivity=1.0, random_state=0)
     >>> mech.variance
     2.0
+    >>> mech
+    LaplaceMechanism(epsilon=1, sensitivity=1, scale=1)
     """
 
     def __init__(self, epsilon, sensitivity, random_state=None):
@@ -145,6 +147,10 @@ class GaussianMechanism:
     >>> mech = GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     >>> round(mech.sigma, 2)
     3.73
+    >>> mech
+    GaussianMechanism(epsilon=1, delta=1e-05, sensitivity=1, sigma=3.73063)
+    >>> bool(mech.privacy_profile(1.0) <= 1e-5)
+    True
     """
 
     def __init__(self, epsilon, delta, sensitivity, random_state=None):
