@@ -165,11 +165,15 @@ def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True
         np.clip(Zc, lo, hi, out=Zc)
         Zc -= x_off
         Zc *= inv
+        # (x - offset) / scale rounds to up to ~1.03 for bounds a few float steps apart; the
+        # sensitivities assume entries in [-1, 1], so clip again after scaling
+        np.clip(Zc, -1.0, 1.0, out=Zc)
         w = A[:, q]
         w[...] = y[start:stop]
         np.clip(w, ylo[0], yhi[0], out=w)
         w -= y_off[0]
         w *= yinv
+        np.clip(w, -1.0, 1.0, out=w)
         M += A.T @ A  # numpy dispatches A.T @ A to BLAS syrk
     return _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc)
 
@@ -214,8 +218,8 @@ def _dask_statistics(X, y, bounds_X, bounds_y, fit_intercept):
     data_y = np.concatenate(ext["y"]) if "y" in ext else None
     lo, hi, x_off, x_sc = _scaling(bounds_X, p, data_X, "bounds_X", fit_intercept)
     ylo, yhi, y_off, y_sc = _scaling(bounds_y, 1, data_y, "bounds_y", fit_intercept)
-    Z = (da.clip(X, lo, hi) - x_off) * _inverse(x_sc)
-    w = ((da.clip(y, ylo[0], yhi[0]) - y_off[0]) * _inverse(y_sc)[0])[:, None]
+    Z = da.clip((da.clip(X, lo, hi) - x_off) * _inverse(x_sc), -1.0, 1.0)  # see the numpy path
+    w = da.clip((da.clip(y, ylo[0], yhi[0]) - y_off[0]) * _inverse(y_sc)[0], -1.0, 1.0)[:, None]
     cols = [Z, w.rechunk((Z.chunks[0], 1))]
     if fit_intercept:
         cols.insert(0, da.ones((n, 1), chunks=(Z.chunks[0], 1)))

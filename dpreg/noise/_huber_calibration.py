@@ -165,11 +165,16 @@ def sample_std(rng, b, size):
     log_z = log_normaliser(b)
     p_core = math.exp(log_inner_mass(b) - log_z)
     u_region = rng.random(size)
-    u = rng.random(size)
+    # u in (0, 1]: u = 0 would give an infinite Gaussian tail draw (log 0) and a core draw of
+    # exactly 0, i.e. a release of the true value.
+    u = 1.0 - rng.random(size)
     sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
     # inverse CDF of the exponential(rate b) truncated to [0, b]
     with np.errstate(divide="ignore", invalid="ignore"):
-        core = -np.log1p(u * math.expm1(-b * b)) / b if b > 0 else np.zeros(size)
+        if b * b > 1e-300:
+            core = -np.log1p(u * math.expm1(-b * b)) / b
+        else:  # b^2 underflows: the truncated exponential is uniform on [0, b] to 1e-300
+            core = u * b
         core = np.clip(core, 0.0, b)
         # Gaussian tail beyond b: Q(s) = u Q(b)
         tail = -special.ndtri_exp(np.log(u) + special.log_ndtr(-b))
@@ -417,9 +422,13 @@ def max_alpha_kdim(epsilon, delta, gamma, dim, sens_inf, sens_2, sens_1):
     if not ok(0.0):
         return None
     a_hi = ridge_height_inverse(nu, sens_inf)
-    # the side condition is R(alpha) <= nu; guard against round-off at its boundary
+    # the side condition is R(alpha) <= nu; guard against round-off at its boundary. The step
+    # doubles: with a fixed 1e-12 step this loop ran for minutes when gamma ~ 1e10 (eps = 1e-3,
+    # delta = 1e-300), where the round-off of R(alpha) is far above 1e-12 relative.
+    step = 1e-12
     while a_hi > 0 and dim * ridge_height(a_hi, sens_inf) > 2 * gamma * gamma * eps - sens_2**2:
-        a_hi *= 1.0 - 1e-12
+        a_hi *= 1.0 - min(step, 0.5)
+        step *= 2.0
     if ok(a_hi):
         return a_hi
     lo, hi = 0.0, a_hi
@@ -459,9 +468,11 @@ def calibrate_kdim(epsilon, delta, dim, sens_inf, sens_2, sens_1, n_grid=181):
         return g * g * second_moment_std(a / g)
 
     # As gamma -> inf the largest feasible alpha grows like gamma^2 eps / (K Delta) and the
-    # noise tends to Laplace(Delta_1 / eps) with Gaussian tails pushed to infinity; the
-    # variance then decreases towards 2 (Delta_1 / eps)^2. The scan up to 1e6 g_min reaches
-    # that limit to ~1e-6 relative; the other end (gamma = g_min) is the analytic Gaussian.
+    # noise tends to Laplace(K Delta_inf / eps) with Gaussian tails pushed to infinity; the
+    # variance then decreases towards 2 (K Delta_inf / eps)^2. (Laplace(Delta_1 / eps), better
+    # when Delta_1 < K Delta_inf, is a separate candidate of FlippedHuberMechanism.) The scan up
+    # to 1e6 g_min reaches that limit to ~1e-6 relative; the other end (gamma = g_min) is the
+    # analytic Gaussian.
     grid = np.linspace(math.log(g_min), math.log(g_min) + math.log(1e6), n_grid)
     vals = np.array([variance(x) for x in grid])
     x, _ = _golden_refine(variance, grid, vals)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import mpmath
 import numpy as np
 from scipy import optimize, special
 
@@ -20,6 +23,8 @@ class LaplaceMechanism:
     >>> mech = LaplaceMechanism(epsilon=1.0, sensitivity=1.0, random_state=0)
     >>> mech.variance
     2.0
+    >>> mech
+    LaplaceMechanism(epsilon=1, sensitivity=1, scale=1)
     """
 
     def __init__(self, epsilon, sensitivity, random_state=None):
@@ -27,6 +32,12 @@ class LaplaceMechanism:
         self.sensitivity = check_sensitivity(sensitivity)
         self.random_state = random_state
         self._rng = check_random_state(random_state)
+
+    def __repr__(self):
+        return (
+            f"LaplaceMechanism(epsilon={self.epsilon:g}, sensitivity={self.sensitivity:g}, "
+            f"scale={self.scale:.6g})"
+        )
 
     @property
     def scale(self):
@@ -53,9 +64,11 @@ class LaplaceMechanism:
 
 
 def gaussian_delta(sigma, epsilon, sensitivity):
-    """Exact delta(epsilon) of the Gaussian mechanism (Balle & Wang 2018, Theorem 8).
+    """delta(epsilon) of the Gaussian mechanism (Balle & Wang 2018, Theorem 8), in floats.
 
     ``delta = Phi(D/(2 s) - eps s/D) - e^eps Phi(-D/(2 s) - eps s/D)``, evaluated in log space.
+    Fast, but not exact: the two terms can cancel (for small epsilon and tiny delta the
+    relative error reaches 4e-7), so privacy decisions use :func:`gaussian_delta_exact`.
     """
     a = sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
     b = -sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
@@ -63,11 +76,40 @@ def gaussian_delta(sigma, epsilon, sensitivity):
     return float(np.exp(la) * -np.expm1(lb - la)) if la > lb else 0.0
 
 
+def _exact_dps(epsilon):
+    # The difference Phi(a) - e^eps Phi(b) loses about log10(1/epsilon) + a few digits to
+    # cancellation (its terms exceed delta by a factor of order 1/epsilon); 40 spare digits on
+    # top leave the result exact far beyond the 1e-15 that a float sigma can express.
+    return 50 + max(0, math.ceil(-math.log10(epsilon)))
+
+
+def gaussian_delta_exact(sigma, epsilon, sensitivity):
+    """delta(epsilon) of the Gaussian mechanism with the float ``sigma``, in multiprecision.
+
+    Returns an ``mpmath.mpf`` (the float arguments are converted exactly), accurate to many more
+    digits than any double; used for the final check of every calibration.
+    """
+    with mpmath.workdps(_exact_dps(epsilon)):
+        s, e, d = mpmath.mpf(sigma), mpmath.mpf(epsilon), mpmath.mpf(sensitivity)
+        a = d / (2 * s) - e * s / d
+        b = -d / (2 * s) - e * s / d
+        return +(mpmath.ncdf(a) - mpmath.exp(e) * mpmath.ncdf(b))
+
+
 def analytic_gaussian_sigma(epsilon, delta, sensitivity):
-    """Smallest sigma with ``gaussian_delta(sigma) <= delta`` (the analytic Gaussian mechanism).
+    """Smallest float sigma (up to ~1e-10 relative) with ``delta(sigma) <= delta``, exactly.
 
     delta(sigma) is continuous and strictly decreasing in sigma, so a bracketing root finder on
-    log sigma finds the exact calibration; the answer is rounded *up* by the solver tolerance.
+    log sigma finds the calibration. The float evaluation of delta is not exact (cancellation,
+    see :func:`gaussian_delta`), so the root can sit slightly on the wrong side: without a check
+    sigma came out up to 1e-10 too small and delta exceeded its target by up to 2e-7 relative
+    (epsilon = 1e-3, delta = 1e-300). The root is therefore verified in multiprecision
+    (:func:`gaussian_delta_exact`) and, while delta exceeds the target, sigma is raised by a
+    relative step starting at 2^-40 (about 1e-12) and doubling each time (so the loop ends after
+    a few dozen steps at most, and overshoots the needed correction by at most a factor of two
+    plus 1e-12). The returned sigma always satisfies ``delta(sigma) <= delta`` exactly (as a real
+    number, for the float sigma returned); on a grid of 400 settings the correction never
+    exceeded 2e-10 relative (``tests/noise/test_classic.py``).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=False)
@@ -85,8 +127,11 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity):
         hi += 10.0
     root = optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-14)
     sigma = float(np.exp(root))
-    while gaussian_delta(sigma, epsilon, sensitivity) > delta:  # guard against round-off
-        sigma *= 1.0 + 1e-12
+    target = mpmath.mpf(delta)
+    step = 2.0**-40
+    while gaussian_delta_exact(sigma, epsilon, sensitivity) > target:
+        sigma *= 1.0 + step
+        step *= 2.0
     return sigma
 
 
@@ -102,6 +147,10 @@ class GaussianMechanism:
     >>> mech = GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     >>> round(mech.sigma, 2)
     3.73
+    >>> mech
+    GaussianMechanism(epsilon=1, delta=1e-05, sensitivity=1, sigma=3.73063)
+    >>> bool(mech.privacy_profile(1.0) <= 1e-5)
+    True
     """
 
     def __init__(self, epsilon, delta, sensitivity, random_state=None):
@@ -111,6 +160,12 @@ class GaussianMechanism:
         self.random_state = random_state
         self._rng = check_random_state(random_state)
         self.sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+
+    def __repr__(self):
+        return (
+            f"GaussianMechanism(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+            f"sensitivity={self.sensitivity:g}, sigma={self.sigma:.6g})"
+        )
 
     @property
     def variance(self):
@@ -126,7 +181,7 @@ class GaussianMechanism:
     randomize = randomise
 
     def privacy_profile(self, epsilon):
-        """Exact delta(epsilon') of this mechanism."""
+        """Exact delta(epsilon') of this mechanism (multiprecision, rounded to a float)."""
         eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-        out = np.array([gaussian_delta(self.sigma, e, self.sensitivity) for e in eps])
+        out = np.array([float(gaussian_delta_exact(self.sigma, e, self.sensitivity)) for e in eps])
         return out if np.ndim(epsilon) else float(out[0])

@@ -25,6 +25,13 @@ Guarantee
   ``(||d||_2, ||d||_1)`` by ``(Delta_2, Delta_1)`` holds because the bound is increasing in
   both under the side condition (the stochastic-order argument printed in the paper is not
   valid). The printed formula itself is therefore correct.
+* ``dim > 1``, Laplace candidate: the family's ``alpha -> inf`` limit at fixed
+  ``gamma^2 / alpha = beta`` is iid Laplace(beta). With ``beta = Delta_1 / epsilon`` it is the
+  l1 K-norm mechanism, pure epsilon-DP for l1 sensitivity Delta_1 (the density ratio is
+  ``exp(sum_i (|t_i - d_i| - |t_i|) / beta) <= exp(||d||_1 / beta)``). Theorem 8 cannot reach
+  it: along its feasible curve the noise tends to Laplace(K Delta_inf / epsilon), which is
+  Laplace(Delta_1 / epsilon) only when ``Delta_1 = K Delta_inf``. The mechanism therefore takes
+  Laplace(Delta_1 / epsilon) whenever its variance ``2 (Delta_1 / epsilon)^2`` is smaller.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import math
 import numbers
 
 import numpy as np
+from scipy import stats
 
 from .._validation import (
     check_delta,
@@ -156,6 +164,10 @@ class FlippedHuber:
 class FlippedHuberMechanism:
     """Add iid flipped Huber noise with the minimum variance that meets (epsilon, delta)-DP.
 
+    For ``dim > 1`` the candidates are the flipped Huber shapes certified by Theorem 8 and the
+    family's Laplace limit Laplace(l1_sensitivity / epsilon) (pure epsilon-DP); the one with the
+    smaller variance is used (see ``kind``).
+
     Parameters
     ----------
     epsilon : float > 0
@@ -174,11 +186,17 @@ class FlippedHuberMechanism:
 
     Attributes
     ----------
+    kind : {"flipped_huber", "laplace"}
+        ``"laplace"`` when the Laplace(l1_sensitivity / epsilon) limit has the smaller variance
+        (``dim > 1`` only); the release is then pure epsilon-DP.
     alpha, gamma : float
-        Calibrated parameters of the FH(alpha, gamma) noise.
+        Calibrated parameters of the FH(alpha, gamma) noise (both ``inf`` for the Laplace
+        limit, where ``gamma**2 / alpha`` is the Laplace scale).
+    laplace_scale : float or None
+        Scale of the Laplace noise when ``kind == "laplace"``, else None.
     variance : float
         Per-coordinate noise variance.
-    distribution : FlippedHuber
+    distribution : FlippedHuber or scipy.stats frozen Laplace
 
     Notes
     -----
@@ -197,6 +215,9 @@ class FlippedHuberMechanism:
     True
     >>> mech.sample(4).shape
     (4, 1)
+    >>> wide = FlippedHuberMechanism(1.0, 1e-5, 1.0, dim=10, l1_sensitivity=3.0)
+    >>> wide.kind, wide.variance  # Laplace(3) beats every Theorem 8 shape (41.75)
+    ('laplace', 18.0)
     """
 
     def __init__(
@@ -245,9 +266,18 @@ class FlippedHuberMechanism:
             alpha, gamma = _hc.calibrate_1d(self.epsilon, self.delta, d_inf)
         else:
             alpha, gamma = _hc.calibrate_kdim(self.epsilon, self.delta, k, d_inf, d2, d1)
+        self.kind = "flipped_huber"
         self.alpha = float(alpha)
         self.gamma = float(gamma)
+        self.laplace_scale = None
         self.distribution = FlippedHuber(self.alpha, self.gamma)
+        laplace_scale = d1 / self.epsilon
+        if k > 1 and 2.0 * laplace_scale**2 < self.distribution.var():
+            # the family's alpha -> inf limit: iid Laplace(Delta_1 / eps), pure eps-DP
+            self.kind = "laplace"
+            self.alpha = self.gamma = math.inf
+            self.laplace_scale = laplace_scale
+            self.distribution = stats.laplace(scale=laplace_scale)
         # final safety check: the released parameters meet the requested delta
         if self.privacy_profile(self.epsilon) > self.delta:  # pragma: no cover - defensive
             raise RuntimeError("flipped Huber calibration failed its final privacy check")
@@ -256,25 +286,38 @@ class FlippedHuberMechanism:
         return (
             f"FlippedHuberMechanism(epsilon={self.epsilon:g}, delta={self.delta:g}, "
             f"dim={self.dim}, alpha={self.alpha:.6g}, gamma={self.gamma:.6g})"
+            if self.kind == "flipped_huber"
+            else f"FlippedHuberMechanism(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+            f"dim={self.dim}, kind='laplace', laplace_scale={self.laplace_scale:.6g})"
         )
 
     @property
     def variance(self):
         """Per-coordinate variance of the noise."""
-        return self.distribution.var()
+        return float(self.distribution.var())
 
     def privacy_profile(self, epsilon):
         """delta(epsilon') of the calibrated mechanism.
 
         Exact for ``dim == 1``; for ``dim > 1`` the Theorem 8 upper bound (1.0 where the
-        theorem's side condition fails at that epsilon').
+        theorem's side condition fails at that epsilon'). For the Laplace limit: 0 for
+        ``epsilon' >= epsilon`` and otherwise the bound ``(e^eps - e^eps') / (e^eps + 1)`` that
+        holds for every pure epsilon-DP mechanism (randomised response is the worst case,
+        Kairouz, Oh & Viswanath 2015).
         """
         eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
         if np.any(~np.isfinite(eps)) or np.any(eps < 0):
             raise ValueError("epsilon values must be finite and >= 0.")
         out = np.empty_like(eps)
         for i, e in enumerate(eps):
-            if self.dim == 1:
+            if self.kind == "laplace":
+                # (e^eps - e^eps') / (e^eps + 1), written so that nothing overflows
+                out[i] = (
+                    0.0
+                    if e >= self.epsilon
+                    else -math.expm1(e - self.epsilon) / (1.0 + math.exp(-self.epsilon))
+                )
+            elif self.dim == 1:
                 out[i] = _hc.exact_delta(e, self.alpha, self.gamma, self.linf_sensitivity_)
             else:
                 out[i] = math.exp(

@@ -142,17 +142,19 @@ class PolytopeBall(Ball):
             self._set_interval(h)
             return
         try:
-            hull = ConvexHull(V)
+            # Qhull's tolerances are absolute: vertices of size 1e-150 (or 1e150) look flat to
+            # it. The hull of V / scale is the hull of V shrunk by 1/scale, so build it there.
+            hull = ConvexHull(V / scale)
         except QhullError as exc:
             msg = f"Qhull could not build the convex hull of the vertices: {exc}"
             raise ValueError(msg) from None
         normals, offsets = hull.equations[:, :-1], hull.equations[:, -1]  # n.x + c <= 0 inside
-        if np.any(offsets >= -_TOL * scale):
+        if np.any(offsets >= -_TOL):
             raise ValueError(
                 "0 is not an interior point of the convex hull of the vertices; a norm ball must "
                 "be symmetric about 0 (include -v for every vertex v, or pass symmetrize=True)."
             )
-        self.facet_normals = normals / (-offsets[:, None])
+        self.facet_normals = normals / (-offsets[:, None]) / scale
         self.vertices = V[hull.vertices]
         # symmetric iff every -v lies in the hull
         worst = float(np.max(-self.vertices @ self.facet_normals.T))
@@ -239,8 +241,10 @@ class PolytopeBall(Ball):
 
     def _finish(self):
         d = self.dim
-        # drop (near) duplicate facet rows produced by the triangulation of non-simplicial facets
-        rounded = np.round(self.facet_normals, 10)
+        # drop (near) duplicate facet rows produced by the triangulation of non-simplicial facets;
+        # compare them relative to their size (an absolute rounding merged every facet into
+        # one, a gauge that was 0 on half the space, once the vertices were larger than ~1e10)
+        rounded = np.round(self.facet_normals / np.max(np.abs(self.facet_normals)), 10)
         _, keep = np.unique(rounded, axis=0, return_index=True)
         self.facet_normals = self.facet_normals[np.sort(keep)]
         sign, logdet = np.linalg.slogdet(self.simplices)
@@ -392,7 +396,16 @@ class ConvexBody(Ball):
             raise ValueError("0 must lie in the interior of K, but contains(0) is False.")
 
     def __repr__(self):
-        return f"ConvexBody(dim={self.dim}, half_widths={self._h.tolist()})"
+        # short even in high dimension (the hull body of FunctionalLinearRegression has dozens
+        # of coordinates): a common half-width once, otherwise at most six entries
+        h = self._h
+        if np.all(h == h[0]):
+            widths = f"[{h[0]:g}]*{self.dim}"
+        else:
+            widths = np.array2string(
+                h, threshold=6, edgeitems=3, separator=", ", formatter={"float_kind": "{:g}".format}
+            )
+        return f"ConvexBody(dim={self.dim}, half_widths={widths})"
 
     # ------------------------------------------------------------------ oracle
     def _rowwise(self, X):
