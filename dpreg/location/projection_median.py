@@ -464,7 +464,14 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         self.epsilon_, self.delta_, self.eta_, self.tau_ = epsilon, delta, eta, tau
         self.ptr_threshold_ = threshold
         self.test_fraction_ = frac
-        diag = {"safety_margin": h, "x_star": x_star, "o_star": o_star, "c": c, **info}
+        diag = {
+            "safety_margin": h,
+            "noisy_safety_margin": float(noisy),
+            "x_star": x_star,
+            "o_star": o_star,
+            "c": c,
+            **info,
+        }
         if self.diagnostics:
             self.diagnostics_ = diag
         if not noisy > threshold:
