@@ -132,3 +132,22 @@ def test_median_pass_then_numerical_failure_is_indistinguishable():
         passes += est.diagnostics_.get("noisy_safety_margin", -np.inf) > est.ptr_threshold_
     assert len(messages) == 1  # one message for every seed, passed or not
     assert 0 < passes < 20  # both paths were exercised (P(pass) = delta = 0.3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scale", [1e-12, 1e-6, 1.0, 1e6, SCALE_1E15, 1e18])
+def test_median_safety_margin_sensitivity_one_long_search(scale):
+    """Long form of the search above: 150 random and structured neighbours per scale,
+    both scale estimators."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((1201, 2))
+    X[:, 0] = rng.standard_cauchy(1201)  # heavy tails in one coordinate
+    X *= scale
+    for sc in ("mad", "iqr"):
+        est = PrivateProjectionMedian(
+            epsilon=8.0, delta=1e-4, tau=1.0, eta=0.1, n_directions=25, scale=sc
+        )
+        h = _margin(est, X)
+        assert 1 <= h < 60
+        for Y in _neighbours(X, rng, n_random=150):
+            assert abs(_margin(est, Y) - h) <= 1
