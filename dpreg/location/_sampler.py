@@ -31,7 +31,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, spatial, special
+from scipy import linalg, optimize, spatial, special
+
+from . import _lp
 
 
 def outlyingness(X, U, mu, sigma):
@@ -44,16 +46,10 @@ def outlyingness(X, U, mu, sigma):
 
 
 def projection_median_lp(U, mu, sigma):
-    """The minimiser x* of O and ``O(x*)`` by linear programming."""
-    m, d = U.shape
-    A = np.block([[U, -sigma[:, None]], [-U, -sigma[:, None]]])
-    b = np.concatenate([mu, -mu])
-    cost = np.zeros(d + 1)
-    cost[-1] = 1.0
-    res = optimize.linprog(cost, A_ub=A, b_ub=b, bounds=[(None, None)] * (d + 1), method="highs")
-    if res.status != 0:
-        raise RuntimeError(f"projection-median LP failed: {res.message}")
-    x = res.x[:d]
+    """The minimiser x* of O and ``O(x*)`` (LP in a centred, rescaled frame, ``_lp``)."""
+    x = _lp.minimax_point(U, mu, np.zeros_like(mu), sigma)
+    if x is None:
+        raise RuntimeError("projection-median LP failed.")
     return x, float(outlyingness(x, U, mu, sigma))
 
 
@@ -91,6 +87,23 @@ def _support_tangents(U, mu, sigma, t0):
     return a_hi, g_hi, -a_lo, -g_lo
 
 
+def _parallelepiped_tangents(U, mu, sigma):
+    """Closed-form affine box bounds on P_t (no LP): fallback if a support LP fails.
+
+    For d linearly independent directions B (rows of U picked by pivoted QR), P_t lies in
+    ``{x : |B x - mu_B| <= t sigma_B}``, so ``x = B^{-1} y`` and coordinate i lies within
+    ``(B^{-1} mu_B)_i +- t sum_j |B^{-1}_ij| sigma_j``.
+    """
+    d = U.shape[1]
+    _, _, piv = linalg.qr(U.T, pivoting=True)
+    rows = piv[:d]
+    Binv = np.linalg.inv(U[rows])
+    centre = Binv @ mu[rows]
+    slope = np.abs(Binv) @ sigma[rows]
+    pad = 1e-9 * (1.0 + np.abs(centre) + slope)
+    return centre + pad, slope * (1 + 1e-9), centre - pad, -slope * (1 + 1e-9)
+
+
 class ExactSampler:
     """Exact rejection sampler for ``∝ exp(-c O(x))`` (see module docstring).
 
@@ -105,13 +118,28 @@ class ExactSampler:
     """
 
     def __init__(self, U, mu, sigma, c, rng, x_star=None, o_star=None):
-        self.U, self.mu, self.sigma, self.c, self.rng = U, mu, sigma, float(c), rng
+        # Work in the frame x = x0 + s x' (``_lp.centring_frame``): O(x0 + s x') is the
+        # outlyingness of (mu - U x0) / s, sigma / s at x', so sampling x' exactly and mapping
+        # back is exact, and every LP below sees coefficients of order 1 at any data scale.
+        self.x0, self.s = _lp.centring_frame(U, mu, sigma)
+        mu_s, sigma_s = (mu - U @ self.x0) / self.s, sigma / self.s
+        self.U, self.mu, self.sigma, self.c, self.rng = U, mu_s, sigma_s, float(c), rng
         d = U.shape[1]
         if x_star is None:
-            x_star, o_star = projection_median_lp(U, mu, sigma)
+            try:
+                x_star, o_star = projection_median_lp(U, mu_s, sigma_s)
+            except RuntimeError:  # any point will do: x* only shapes the proposal
+                x_star = np.zeros(d)
+                o_star = float(outlyingness(x_star, U, mu_s, sigma_s))
+        else:
+            x_star = (np.asarray(x_star, float) - self.x0) / self.s
+            o_star = float(outlyingness(x_star, U, mu_s, sigma_s))
         self.x_star, self.o_star = x_star, o_star
         t0 = o_star + d / self.c
-        a_hi, g_hi, a_lo, g_lo = _support_tangents(U, mu, sigma, t0)
+        try:
+            a_hi, g_hi, a_lo, g_lo = _support_tangents(U, mu_s, sigma_s, t0)
+        except RuntimeError:  # a looser box in closed form; the output law is unchanged
+            a_hi, g_hi, a_lo, g_lo = _parallelepiped_tangents(U, mu_s, sigma_s)
         # hi(t) = a_hi + g_hi t, lo(t) = a_lo + g_lo t (g_lo <= 0); width = A + B t
         self.a_lo, self.g_lo = a_lo, g_lo
         A, B = a_hi - a_lo, g_hi - g_lo
@@ -166,7 +194,7 @@ class ExactSampler:
             acc = x[ok]
             self.n_accepted += acc.shape[0]
             out.extend(acc[: size - len(out)])
-        return np.asarray(out)
+        return self.x0 + self.s * np.asarray(out)
 
     @property
     def acceptance_rate(self):

@@ -39,6 +39,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, special, stats
 
+from . import _lp
+
 
 def order_stat(S, ranks):
     """``x_(r)`` for 1-based ``ranks`` (scalar or array broadcast over rows), +-inf outside."""
@@ -322,32 +324,45 @@ def max_min_outlyingness(c, tau, dim, delta):
     )
 
 
-def min_outlyingness_bound(U, S, k, scale="mad", z0=None):
-    """Upper bound on ``min_x O_D''(x)`` over all D'' in B_k(D), and the minimising point.
+def min_outlyingness_bound(U, S, k, scale="mad", candidates=(), cache=None):
+    """Upper bound on ``min_x O_D''(x)`` over all D'' in B_k(D), and the point attaining it.
 
-    ``T_k(D) = min_z max_u (|u^T z - m_u| + h_u) / b_u(k)`` with ``[m_u - h_u, m_u + h_u]`` the
-    median interval and ``b_u(k)`` the scale lower bound (an LP). Returns ``(value, z)`` where
-    ``value`` is ``H_k(z)`` evaluated exactly at the returned z (so ``value >= T_k``).
+    ``T_k(D) = min_z H_k(z)``, ``H_k(z) = max_u (|u^T z - m_u| + h_u) / b_u(k)`` with
+    ``[m_u - h_u, m_u + h_u]`` the median interval and ``b_u(k)`` the scale lower bound. Each
+    point of ``candidates`` is tried first (``H_k`` evaluated directly); only if none reaches
+    below ``accept`` is the LP solved (``_lp.minimax_point``, centred and rescaled). Returns
+    ``(value, z)`` with ``value = H_k(z)`` evaluated directly in the data's units, so
+    ``value >= T_k`` always; ``(inf, None)`` if no finite bound exists.
     """
+    return _min_outlyingness(U, S, k, scale, candidates, cache, accept=-np.inf)
+
+
+def _min_outlyingness(U, S, k, scale, candidates, cache, accept):
     L, R = median_interval(S, k)
-    lower, _ = scale_bounds(S, k, scale)
+    lower, _ = _cached_bounds(S, k, scale, cache)
     if not (np.all(np.isfinite(L)) and np.all(np.isfinite(R)) and np.all(lower > 0)):
         return np.inf, None
     mid, half = 0.5 * (L + R), 0.5 * (R - L)
-
-    def H(z):
-        return float(np.max((np.abs(U @ z - mid) + half) / lower))
-
-    m, d = U.shape
-    # variables (z, t): minimise t s.t. +-(U z - mid) + half <= t * lower
-    A = np.block([[U, -lower[:, None]], [-U, -lower[:, None]]])
-    b = np.concatenate([mid - half, -mid - half])
-    cost = np.zeros(d + 1)
-    cost[-1] = 1.0
-    res = optimize.linprog(cost, A_ub=A, b_ub=b, bounds=[(None, None)] * (d + 1), method="highs")
-    best_z, best = None, np.inf
-    if res.status == 0:
-        best_z, best = res.x[:d], H(res.x[:d])
-    if z0 is not None and H(z0) < best:
-        best_z, best = np.asarray(z0, float), H(z0)
+    best, best_z = np.inf, None
+    for z in candidates:
+        if z is None:
+            continue
+        val = _lp.minimax_value(U, z, mid, half, lower)
+        if val < best:
+            best, best_z = val, np.asarray(z, float)
+    if best <= accept:
+        return best, best_z
+    z = _lp.minimax_point(U, mid, half, lower)
+    if z is not None:
+        val = _lp.minimax_value(U, z, mid, half, lower)
+        if val < best:
+            best, best_z = val, z
     return best, best_z
+
+
+def min_outlyingness_certified(U, S, k, threshold, scale="mad", candidates=(), cache=None):
+    """Whether ``T_k(D) <= threshold`` is certified (by a candidate or by the LP's point),
+    and the certifying point. Cheaper than :func:`min_outlyingness_bound`: the LP runs only
+    when no candidate point certifies."""
+    val, z = _min_outlyingness(U, S, k, scale, candidates, cache, accept=threshold)
+    return val <= threshold, z

@@ -58,7 +58,9 @@ def test_exact_sampler_2d_matches_numerical_integration(c):
     for axis, grid in ((0, xs), (1, ys)):
         marg = P.sum(axis=1 - axis)
         cdf = np.cumsum(marg)
-        p = stats.kstest(X[:, axis], lambda v, g=grid, f=cdf: np.interp(v, g, f)).pvalue
+        # cdf[i] includes cell i's mass: it is the CDF at the cell's right edge
+        edges = grid + 0.5 * (grid[1] - grid[0])
+        p = stats.kstest(X[:, axis], lambda v, g=edges, f=cdf: np.interp(v, g, f)).pvalue
         assert p > 1e-3
     # joint: cells from marginal quantiles
     qx = np.interp([1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6], np.cumsum(P.sum(1)), xs)
@@ -157,3 +159,30 @@ def test_upper_envelope_with_hull_prefilter_matches_brute_force():
     grid = np.linspace(-20, 20, 5001)
     seg = np.searchsorted(brk, grid)
     np.testing.assert_allclose(ic[seg] + sl[seg] * grid, np.max(a[:, None] + b[:, None] * grid, 0))
+
+
+@pytest.mark.parametrize("case", ["lp_free_box", "scale_1e15", "scale_1e-12"])
+def test_exact_sampler_exact_with_fallback_box_and_at_extreme_scales(case, monkeypatch):
+    """The closed-form parallelepiped box (used if a support LP fails) and the rescaled frame
+    change only the acceptance rate: the law still matches numerical integration (KS on both
+    marginals, data scaled back to scale 1)."""
+    from dpreg.location import _sampler
+
+    U, mu, sigma, c = _problem_2d(3.0)
+    xs, ys, P, _ = _grid_density(U, mu, sigma, c)
+    scale = {"lp_free_box": 1.0, "scale_1e15": 1e15, "scale_1e-12": 1e-12}[case]
+    if case == "lp_free_box":
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("support LP failed")
+
+        monkeypatch.setattr(_sampler, "_support_tangents", broken)
+    smp = ExactSampler(U, mu * scale, sigma * scale, c, np.random.default_rng(5))
+    X = smp.sample(4000) / scale
+    for axis, grid in ((0, xs), (1, ys)):
+        cdf = np.cumsum(P.sum(axis=1 - axis))
+        # cdf[i] includes cell i's mass: it is the CDF at the cell's right edge
+        edges = grid + 0.5 * (grid[1] - grid[0])
+        p = stats.kstest(X[:, axis], lambda v, g=edges, f=cdf: np.interp(v, g, f)).pvalue
+        assert p > 1e-3
+    assert smp.acceptance_rate > 0.01
