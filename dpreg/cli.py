@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import __version__
+
 PROG = "dpreg"
 
 
@@ -181,17 +183,34 @@ def _parse_bounds(spec, features, option):
 
 def _warn_data_bounds(what, err):
     print(
-        f"{PROG} compare: warning: no {what} given, so they are read from the data. This is NOT "
-        "differentially private: pass bounds fixed in advance to get the stated guarantee.",
+        f"{PROG} compare: warning: no {what} given, so it is read from the data. "
+        "This is NOT differentially private: pass values fixed in advance to get the stated "
+        "guarantee.",
         file=err,
     )
 
 
 def _load_compare_task(args, err=None):
     err = sys.stderr if err is None else err
-    from .compare import InputError, make_task, numeric_column, read_csv_columns
+    from .compare import (
+        InputError,
+        label_column,
+        make_task,
+        numeric_column,
+        parse_labels,
+        read_csv_columns,
+        unnamed_index_column,
+    )
 
     names, rows = read_csv_columns(args.file)
+    notes = []
+    if unnamed_index_column(names, rows):
+        names, rows = names[1:], [r[1:] for r in rows]
+        notes.append(
+            "the first column has no name and holds distinct integers (an index written by "
+            "DataFrame.to_csv()): dropped, not used as a feature"
+        )
+        print(f"{PROG} compare: note: {notes[-1]}", file=err)
     if args.model != "median" and args.target is None:
         raise InputError(f"--target is required for --model {args.model}")
     if args.target is not None and args.target not in names:
@@ -209,12 +228,13 @@ def _load_compare_task(args, err=None):
         raise InputError("no feature columns left (the file has only the target column)")
     X = np.column_stack([numeric_column(names, rows, c) for c in features])
     y = None
-    if args.target is not None and args.model != "median":
+    if args.model == "logistic":
+        y = label_column(names, rows, args.target)
+    elif args.target is not None and args.model != "median":
         y = numeric_column(names, rows, args.target)
     n = X.shape[0]
     if n < 2 * args.cv:
         raise InputError(f"{n} rows are too few for {args.cv}-fold cross-validation")
-    notes = []
     bounds_X = _parse_bounds(args.bounds, features, "--bounds")
     if bounds_X is None and args.model != "median":
         _warn_data_bounds("--bounds", err)
@@ -234,15 +254,30 @@ def _load_compare_task(args, err=None):
             lo, hi = float(y.min()), float(y.max())
             bounds_y = (lo, hi if hi > lo else lo + 1.0)
             notes.append("target bounds were read from the data: NOT differentially private")
+    classes = None
     if args.model == "logistic":
-        classes = np.unique(y)
-        if classes.size != 2:
+        present = np.unique(y)
+        if args.classes is not None:
+            classes = np.unique(parse_labels(args.classes))
+            text = (classes.dtype.kind == "U", present.dtype.kind == "U")
+            unknown = present if text[0] != text[1] else np.setdiff1d(present, classes)
+            if unknown.size:
+                raise InputError(
+                    f"column {args.target!r} has label(s) not in --classes: "
+                    + ", ".join(map(str, unknown[:5]))
+                )
+        else:
+            _warn_data_bounds("--classes (the public label set)", err)
+            classes = present
+            notes.append("the label set was read from the data: NOT differentially private")
+        if classes.size < 2:
+            raise InputError(f"--model logistic needs at least 2 classes, got {classes.size}")
+        counts = np.array([np.sum(y == c) for c in present])
+        if present.size < 2 or np.min(counts) < args.cv:
             raise InputError(
-                f"--model logistic needs a binary target; {args.target!r} has "
-                f"{classes.size} distinct value(s)"
+                f"every class present in {args.target!r} needs at least {args.cv} rows for "
+                f"{args.cv}-fold stratified cross-validation (--cv {args.cv})"
             )
-        if np.min(np.bincount(np.searchsorted(classes, y))) < args.cv:
-            raise InputError(f"the rarer class has fewer than {args.cv} rows (--cv {args.cv})")
     if args.model == "median" and bounds_X is not None:
         # The median estimator needs no bounds; given bounds are used to clip.
         X = np.clip(X, bounds_X[0], bounds_X[1])
@@ -262,6 +297,8 @@ def _load_compare_task(args, err=None):
         norm=args.norm,
         delta=args.delta,
         notes=notes,
+        classes=classes,
+        feature_names=features,
     )
 
 
@@ -281,9 +318,6 @@ def run_compare(args, out=None, err=None):
         progress=not args.no_progress,
     )
     print(format_results(rows, [task], args.cv, args.repeats), file=out)
-    if any(r["note"].startswith("skipped") for r in rows):
-        print(f"{PROG} compare: error: {task.private_name} is not available yet", file=err)
-        return 1
     csv_path, png_path = _outputs(args.out, "dpreg-compare")
     _report_outputs(rows, [task], csv_path, png_path, args.no_plot, out=out)
     return 0
@@ -298,6 +332,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p, default_out):
@@ -366,6 +401,13 @@ def build_parser():
         metavar=("LOW", "HIGH"),
         help="public bounds of the target (--model linear; for --model quantile they only set "
         "the parameter domain, y is not clipped)",
+    )
+    comp.add_argument(
+        "--classes",
+        nargs="+",
+        metavar="LABEL",
+        help="public label set of --model logistic (two or more labels, numbers or text); "
+        "without it the labels are read from the data (warned)",
     )
     comp.add_argument("--quantile", type=float, default=0.5, help="quantile level (default 0.5)")
     comp.add_argument("--norm", default=None, help="norm of the private estimator's noise")

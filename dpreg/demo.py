@@ -44,6 +44,9 @@ BREAST_CANCER_BOUNDS_X = (
     [30.0, 40.0, 200.0, 2600.0, 0.17, 0.35, 0.45, 0.21, 0.31, 0.1],
 )
 
+# The public label set: 0 = malignant, 1 = benign (scikit-learn's documented encoding).
+BREAST_CANCER_CLASSES = (0, 1)
+
 # Engel: annual household income in Belgian francs.
 ENGEL_BOUNDS_X = ([0.0], [5000.0])
 # Engel: annual food expenditure in Belgian francs. Quantile regression does not clip y; this
@@ -111,6 +114,7 @@ def demo_tasks(only=None, norm=None):
                 data.target,
                 "breast cancer: logistic regression",
                 bounds_X=BREAST_CANCER_BOUNDS_X,
+                classes=BREAST_CANCER_CLASSES,
                 norm=norm,
                 notes=[BOUNDS_NOTE],
             )
