@@ -178,9 +178,11 @@ def _fit_private(est, X, y, seen):
         try:
             return _fit(est, X, y)
         finally:
+            first = {}  # one count per category and fit: "in 3 of 5 fits"
             for w in caught:
-                entry = seen.setdefault(w.category.__name__, [0, str(w.message)])
-                entry[0] += 1
+                first.setdefault(w.category.__name__, str(w.message))
+            for category, message in first.items():
+                seen.setdefault(category, [0, message])[0] += 1
 
 
 def _summary(values):
