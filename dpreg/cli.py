@@ -359,12 +359,12 @@ def build_parser():
     demo = sub.add_parser(
         "demo",
         help="fit every private estimator next to its non-private "
-        "baseline on offline data (about a minute)",
+        "baseline on offline data (minutes; it prints its own time)",
     )
     common(demo, ".")
     demo.add_argument("--cv", type=_folds, default=None, help="number of folds (default 5)")
     demo.add_argument(
-        "--quick", action="store_true", help="fewer epsilons and 3 folds (a few seconds)"
+        "--quick", action="store_true", help="2 epsilons and 3 folds (about a quarter of the time)"
     )
     demo.add_argument(
         "--only",
@@ -376,7 +376,11 @@ def build_parser():
     comp = sub.add_parser(
         "compare", help="compare a private estimator with its non-private baseline on your CSV file"
     )
-    comp.add_argument("file", help="CSV file with a header row; all used columns numeric")
+    comp.add_argument(
+        "file",
+        help="CSV file with a header row; numeric features (the target of --model logistic "
+        "may be text)",
+    )
     comp.add_argument("--target", help="target column (not needed for --model median)")
     comp.add_argument(
         "--model", required=True, choices=["linear", "logistic", "quantile", "median"]

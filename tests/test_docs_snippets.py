@@ -130,3 +130,11 @@ def test_docs_home_shows_the_readme_commands():
     section = readme.split("<!-- --8<-- [start:two-commands] -->", 1)[1]
     section = section.split("<!-- --8<-- [end:two-commands] -->", 1)[0]
     assert all(c in section for c in commands)
+
+
+def test_readme_test_command_is_what_ci_runs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = [c for c in re.findall(r"^```bash\n(.*?)^```", readme, re.S | re.M) if "pytest" in c]
+    assert len(command) == 1
+    ci_lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert command[0].strip() in ci_lines
