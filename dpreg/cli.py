@@ -181,7 +181,7 @@ def _parse_bounds(spec, features, option):
     return lower, upper
 
 
-def _warn_data_bounds(what, err):
+def _warn_read_from_data(what, err):
     print(
         f"{PROG} compare: warning: no {what} given, so it is read from the data. "
         "This is NOT differentially private: pass values fixed in advance to get the stated "
@@ -237,7 +237,7 @@ def _load_compare_task(args, err=None):
         raise InputError(f"{n} rows are too few for {args.cv}-fold cross-validation")
     bounds_X = _parse_bounds(args.bounds, features, "--bounds")
     if bounds_X is None and args.model != "median":
-        _warn_data_bounds("--bounds", err)
+        _warn_read_from_data("--bounds", err)
         lo, hi = X.min(axis=0), X.max(axis=0)
         hi = np.where(hi > lo, hi, lo + 1.0)
         bounds_X = (lo, hi)
@@ -250,7 +250,7 @@ def _load_compare_task(args, err=None):
                 raise InputError("--target-bounds: need finite LOW < HIGH")
             bounds_y = (lo, hi)
         else:
-            _warn_data_bounds("--target-bounds", err)
+            _warn_read_from_data("--target-bounds", err)
             lo, hi = float(y.min()), float(y.max())
             bounds_y = (lo, hi if hi > lo else lo + 1.0)
             notes.append("target bounds were read from the data: NOT differentially private")
@@ -267,7 +267,7 @@ def _load_compare_task(args, err=None):
                     + ", ".join(map(str, unknown[:5]))
                 )
         else:
-            _warn_data_bounds("--classes (the public label set)", err)
+            _warn_read_from_data("--classes (the public label set)", err)
             classes = present
             notes.append("the label set was read from the data: NOT differentially private")
         if classes.size < 2:
@@ -364,7 +364,7 @@ def build_parser():
     common(demo, ".")
     demo.add_argument("--cv", type=_folds, default=None, help="number of folds (default 5)")
     demo.add_argument(
-        "--quick", action="store_true", help="2 epsilons and 3 folds (about a quarter of the time)"
+        "--quick", action="store_true", help="2 epsilons and 3 folds (about half the work)"
     )
     demo.add_argument(
         "--only",
