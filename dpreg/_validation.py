@@ -136,13 +136,33 @@ def check_bounds(bounds, n_features, X=None, name="bounds"):
         lower, upper = bounds
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a pair (lower, upper), got {bounds!r}.") from None
-    lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_features,)).copy()
-    upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_features,)).copy()
+    lower = _bound_vector(lower, n_features, f"{name}[0] (lower)")
+    upper = _bound_vector(upper, n_features, f"{name}[1] (upper)")
     if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
         raise ValueError(f"{name} must be finite.")
     if np.any(lower > upper):
         raise ValueError(f"{name}: every lower bound must be <= its upper bound.")
     return lower, upper
+
+
+def _bound_vector(value, n_features, label):
+    """One side of a bounds pair as a float array of shape ``(n_features,)``.
+
+    A scalar applies to every feature; an array must have exactly one entry per feature. The
+    message names the parameter and both lengths (numpy's own broadcast error names neither).
+    """
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{label} must be a number or an array of numbers: {value!r}.") from None
+    if arr.ndim == 0:
+        return np.full(n_features, float(arr))
+    if arr.ndim != 1 or arr.shape[0] != n_features:
+        raise ValueError(
+            f"{label} has shape {arr.shape}, but the data have {n_features} column(s): give a "
+            f"scalar or an array of length {n_features} (one value per column)."
+        )
+    return arr.copy()
 
 
 def scale_to_unit(X, lower, upper):

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import __version__
+
 PROG = "dpreg"
 
 
@@ -179,19 +181,36 @@ def _parse_bounds(spec, features, option):
     return lower, upper
 
 
-def _warn_data_bounds(what, err):
+def _warn_read_from_data(what, err):
     print(
-        f"{PROG} compare: warning: no {what} given, so they are read from the data. This is NOT "
-        "differentially private: pass bounds fixed in advance to get the stated guarantee.",
+        f"{PROG} compare: warning: no {what} given, so it is read from the data. "
+        "This is NOT differentially private: pass values fixed in advance to get the stated "
+        "guarantee.",
         file=err,
     )
 
 
 def _load_compare_task(args, err=None):
     err = sys.stderr if err is None else err
-    from .compare import InputError, make_task, numeric_column, read_csv_columns
+    from .compare import (
+        InputError,
+        label_column,
+        make_task,
+        numeric_column,
+        parse_labels,
+        read_csv_columns,
+        unnamed_index_column,
+    )
 
     names, rows = read_csv_columns(args.file)
+    notes = []
+    if unnamed_index_column(names, rows):
+        names, rows = names[1:], [r[1:] for r in rows]
+        notes.append(
+            "the first column has no name and holds distinct integers (an index written by "
+            "DataFrame.to_csv()): dropped, not used as a feature"
+        )
+        print(f"{PROG} compare: note: {notes[-1]}", file=err)
     if args.model != "median" and args.target is None:
         raise InputError(f"--target is required for --model {args.model}")
     if args.target is not None and args.target not in names:
@@ -209,15 +228,16 @@ def _load_compare_task(args, err=None):
         raise InputError("no feature columns left (the file has only the target column)")
     X = np.column_stack([numeric_column(names, rows, c) for c in features])
     y = None
-    if args.target is not None and args.model != "median":
+    if args.model == "logistic":
+        y = label_column(names, rows, args.target)
+    elif args.target is not None and args.model != "median":
         y = numeric_column(names, rows, args.target)
     n = X.shape[0]
     if n < 2 * args.cv:
         raise InputError(f"{n} rows are too few for {args.cv}-fold cross-validation")
-    notes = []
     bounds_X = _parse_bounds(args.bounds, features, "--bounds")
     if bounds_X is None and args.model != "median":
-        _warn_data_bounds("--bounds", err)
+        _warn_read_from_data("--bounds", err)
         lo, hi = X.min(axis=0), X.max(axis=0)
         hi = np.where(hi > lo, hi, lo + 1.0)
         bounds_X = (lo, hi)
@@ -230,19 +250,34 @@ def _load_compare_task(args, err=None):
                 raise InputError("--target-bounds: need finite LOW < HIGH")
             bounds_y = (lo, hi)
         else:
-            _warn_data_bounds("--target-bounds", err)
+            _warn_read_from_data("--target-bounds", err)
             lo, hi = float(y.min()), float(y.max())
             bounds_y = (lo, hi if hi > lo else lo + 1.0)
             notes.append("target bounds were read from the data: NOT differentially private")
+    classes = None
     if args.model == "logistic":
-        classes = np.unique(y)
-        if classes.size != 2:
+        present = np.unique(y)
+        if args.classes is not None:
+            classes = np.unique(parse_labels(args.classes))
+            text = (classes.dtype.kind == "U", present.dtype.kind == "U")
+            unknown = present if text[0] != text[1] else np.setdiff1d(present, classes)
+            if unknown.size:
+                raise InputError(
+                    f"column {args.target!r} has label(s) not in --classes: "
+                    + ", ".join(map(str, unknown[:5]))
+                )
+        else:
+            _warn_read_from_data("--classes (the public label set)", err)
+            classes = present
+            notes.append("the label set was read from the data: NOT differentially private")
+        if classes.size < 2:
+            raise InputError(f"--model logistic needs at least 2 classes, got {classes.size}")
+        counts = np.array([np.sum(y == c) for c in present])
+        if present.size < 2 or np.min(counts) < args.cv:
             raise InputError(
-                f"--model logistic needs a binary target; {args.target!r} has "
-                f"{classes.size} distinct value(s)"
+                f"every class present in {args.target!r} needs at least {args.cv} rows for "
+                f"{args.cv}-fold stratified cross-validation (--cv {args.cv})"
             )
-        if np.min(np.bincount(np.searchsorted(classes, y))) < args.cv:
-            raise InputError(f"the rarer class has fewer than {args.cv} rows (--cv {args.cv})")
     if args.model == "median" and bounds_X is not None:
         # The median estimator needs no bounds; given bounds are used to clip.
         X = np.clip(X, bounds_X[0], bounds_X[1])
@@ -262,6 +297,8 @@ def _load_compare_task(args, err=None):
         norm=args.norm,
         delta=args.delta,
         notes=notes,
+        classes=classes,
+        feature_names=features,
     )
 
 
@@ -281,9 +318,6 @@ def run_compare(args, out=None, err=None):
         progress=not args.no_progress,
     )
     print(format_results(rows, [task], args.cv, args.repeats), file=out)
-    if any(r["note"].startswith("skipped") for r in rows):
-        print(f"{PROG} compare: error: {task.private_name} is not available yet", file=err)
-        return 1
     csv_path, png_path = _outputs(args.out, "dpreg-compare")
     _report_outputs(rows, [task], csv_path, png_path, args.no_plot, out=out)
     return 0
@@ -298,6 +332,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p, default_out):
@@ -324,12 +359,12 @@ def build_parser():
     demo = sub.add_parser(
         "demo",
         help="fit every private estimator next to its non-private "
-        "baseline on offline data (about a minute)",
+        "baseline on offline data (minutes; it prints its own time)",
     )
     common(demo, ".")
     demo.add_argument("--cv", type=_folds, default=None, help="number of folds (default 5)")
     demo.add_argument(
-        "--quick", action="store_true", help="fewer epsilons and 3 folds (a few seconds)"
+        "--quick", action="store_true", help="2 epsilons and 3 folds (about half the work)"
     )
     demo.add_argument(
         "--only",
@@ -341,7 +376,11 @@ def build_parser():
     comp = sub.add_parser(
         "compare", help="compare a private estimator with its non-private baseline on your CSV file"
     )
-    comp.add_argument("file", help="CSV file with a header row; all used columns numeric")
+    comp.add_argument(
+        "file",
+        help="CSV file with a header row; numeric features (the target of --model logistic "
+        "may be text)",
+    )
     comp.add_argument("--target", help="target column (not needed for --model median)")
     comp.add_argument(
         "--model", required=True, choices=["linear", "logistic", "quantile", "median"]
@@ -366,6 +405,13 @@ def build_parser():
         metavar=("LOW", "HIGH"),
         help="public bounds of the target (--model linear; for --model quantile they only set "
         "the parameter domain, y is not clipped)",
+    )
+    comp.add_argument(
+        "--classes",
+        nargs="+",
+        metavar="LABEL",
+        help="public label set of --model logistic (two or more labels, numbers or text); "
+        "without it the labels are read from the data (warned)",
     )
     comp.add_argument("--quantile", type=float, default=0.5, help="quantile level (default 0.5)")
     comp.add_argument("--norm", default=None, help="norm of the private estimator's noise")

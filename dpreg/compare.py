@@ -32,7 +32,7 @@ import numpy as np
 from sklearn.metrics import accuracy_score, mean_pinball_loss, r2_score
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from .exceptions import PrivacyLeakWarning, PTRTestFailedError
+from .exceptions import PTRTestFailedError
 
 __all__ = [
     "CoordinateMedian",
@@ -133,6 +133,8 @@ class Task:
         Privacy budgets for this task only (overrides the grid given to :func:`evaluate`).
     truth : array, optional
         The known centre for ``metric="centre"`` (synthetic data).
+    feature_names : list of str, optional
+        Names of the columns of ``X``, printed with the table.
     """
 
     name: str
@@ -147,24 +149,40 @@ class Task:
     notes: list = field(default_factory=list)
     epsilons: tuple | None = None
     truth: np.ndarray | None = None
+    feature_names: list | None = None
 
 
-def _fit_quietly(est, X, y):
+def _fit(est, X, y):
+    return est.fit(X) if y is None else est.fit(X, y)
+
+
+def _fit_baseline(est, X, y):
+    """Fit a non-private baseline, silencing its convergence chatter (it is only a reference)."""
+    from sklearn.exceptions import ConvergenceWarning
+
     with warnings.catch_warnings():
-        # Baselines may not converge perfectly and the user was already warned about bounds;
-        # privacy warnings of the private estimator itself are kept.
-        warnings.filterwarnings("ignore", category=UserWarning)
-        warnings.filterwarnings("always", category=PrivacyLeakWarning)
-        warnings.filterwarnings("ignore", category=RuntimeWarning)
-        try:
-            from sklearn.exceptions import ConvergenceWarning
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _fit(est, X, y)
 
-            warnings.filterwarnings("ignore", category=ConvergenceWarning)
-        except ImportError:  # pragma: no cover
-            pass
-        if y is None:
-            return est.fit(X)
-        return est.fit(X, y)
+
+def _fit_private(est, X, y, seen):
+    """Fit a private estimator, recording every warning it emits into ``seen``.
+
+    Nothing is silenced: a private fit's warnings (data-derived bounds, a chain that may not
+    have converged, ...) are part of what the user must see. ``seen`` maps the warning category
+    to ``[count, first message]``; the table prints one line per category.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return _fit(est, X, y)
+        finally:
+            first = {}  # one count per category and fit: "in 3 of 5 fits"
+            for w in caught:
+                first.setdefault(w.category.__name__, str(w.message))
+            for category, message in first.items():
+                seen.setdefault(category, [0, message])[0] += 1
 
 
 def _summary(values):
@@ -193,8 +211,9 @@ def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, ou
     -------
     list of dict
         Keys: ``task, model, kind ("private"/"baseline"), epsilon (nan for baselines), metric,
-        mean, std, n_scores, n_failed, seconds, note``. A private estimator that is not
-        available (``NotImplementedError``) gives one row with ``note`` set and no scores.
+        mean, std, n_scores, n_failed, seconds, note, warnings``. ``warnings`` lists, per
+        category, how many private fits emitted it and the first message (private fits are
+        never silenced; baselines' convergence warnings are).
     """
     from tqdm.auto import tqdm
 
@@ -222,36 +241,25 @@ def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, ou
             priv_scores = {e: [] for e in epsilons}
             priv_failed = dict.fromkeys(epsilons, 0)
             priv_time = dict.fromkeys(epsilons, 0.0)
-            unavailable = None
+            priv_warnings = {e: {} for e in epsilons}
             for f_index, (train, test) in enumerate(splits):
                 X_tr, X_te = X[train], X[test]
                 y_tr = None if y is None else y[train]
                 y_te = None if y is None else y[test]
                 for name, make in task.baselines.items():
                     t0 = time.perf_counter()
-                    est = _fit_quietly(make(), X_tr, y_tr)
+                    est = _fit_baseline(make(), X_tr, y_tr)
                     base_scores[name].append(scorer(est, X_te, y_te))
                     base_time[name] += time.perf_counter() - t0
                     bar.update(1)
                 for e_index, eps in enumerate(epsilons):
                     for rep in range(repeats):
-                        if unavailable is not None:
-                            bar.update(1)
-                            continue
                         seed = 1_000_003 * t_index + 10_007 * f_index + 101 * e_index + rep
                         t0 = time.perf_counter()
                         try:
-                            try:
-                                est = task.make_private(eps, seed)
-                            except TypeError as exc:  # an estimator that is still a stub
-                                raise NotImplementedError(
-                                    f"{task.private_name} is not available ({exc})"
-                                ) from exc
-                            est = _fit_quietly(est, X_tr, y_tr)
-                        except NotImplementedError as exc:
-                            unavailable = str(exc) or "not implemented yet"
-                            bar.update(1)
-                            continue
+                            est = _fit_private(
+                                task.make_private(eps, seed), X_tr, y_tr, priv_warnings[eps]
+                            )
                         except PTRTestFailedError:
                             priv_failed[eps] += 1
                             priv_time[eps] += time.perf_counter() - t0
@@ -279,25 +287,9 @@ def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, ou
                         n_failed=0,
                         seconds=base_time[name],
                         note="",
+                        warnings="",
                     )
                 )
-            if unavailable is not None:
-                rows.append(
-                    dict(
-                        task=task.name,
-                        model=task.private_name,
-                        kind="private",
-                        epsilon=math.nan,
-                        metric=task.metric,
-                        mean=math.nan,
-                        std=math.nan,
-                        n_scores=0,
-                        n_failed=0,
-                        seconds=0.0,
-                        note=f"skipped: {unavailable}",
-                    )
-                )
-                continue
             for eps in epsilons:
                 mean, std = _summary(priv_scores[eps])
                 note = ""
@@ -316,6 +308,10 @@ def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, ou
                         n_failed=priv_failed[eps],
                         seconds=priv_time[eps],
                         note=note,
+                        warnings=" | ".join(
+                            f"{cat} in {count} of {cv * repeats} fits: {message}"
+                            for cat, (count, message) in priv_warnings[eps].items()
+                        ),
                     )
                 )
     finally:
@@ -339,15 +335,12 @@ def format_results(rows, tasks, cv, repeats=1):
         n, p = np.asarray(task.X).shape
         lines.append("")
         lines.append(f"== {task.name}  (n={n}, features={p})")
+        if task.feature_names is not None:
+            lines.append(f"   features used: {', '.join(task.feature_names)}")
         lines.append(
             f"   metric: {METRIC_LABELS[task.metric]}; {cv}-fold CV, mean ± sd over folds"
             + (f" x {repeats} noise draws" if repeats > 1 else "")
         )
-        if priv and priv[0]["note"].startswith("skipped"):
-            lines.append(f"   {task.private_name}: {priv[0]['note']}")
-            for b in base:
-                lines.append(f"   non-private {b['model']}: {_cell(b['mean'], b['std'])}")
-            continue
         titles = [task.private_name + " (private)"] + [b["model"] + " (non-private)" for b in base]
         widths = [max(len(t), 18) for t in titles]
         lines.append(f"   {'epsilon':>8}" + "".join(f"  {t:<{w}}" for t, w in zip(titles, widths)))
@@ -359,6 +352,9 @@ def format_results(rows, tasks, cv, repeats=1):
             lines.append(line.rstrip())
         for note in task.notes:
             lines.append(f"   note: {note}")
+        for r in priv:
+            for item in filter(None, r["warnings"].split(" | ")):
+                lines.append(f"   warning (private fit, epsilon={r['epsilon']:g}): {item}")
     return "\n".join(lines)
 
 
@@ -378,6 +374,7 @@ def write_csv(rows, path):
         "n_failed",
         "seconds",
         "note",
+        "warnings",
     ]
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=keys)
@@ -387,9 +384,20 @@ def write_csv(rows, path):
     return path
 
 
+def _y_limits(values, metric):
+    """Axis limits that show every mean ± sd with a margin (R^2 is cut at -1 and says so)."""
+    lo, hi = float(np.min(values)), float(np.max(values))
+    clipped = metric == "r2" and lo < -1.0
+    lo = max(lo, -1.0) if metric == "r2" else lo
+    pad = 0.08 * (hi - lo) if hi > lo else 0.05 * max(abs(hi), 1.0)
+    return lo - pad, hi + pad, clipped
+
+
 def plot_results(rows, tasks, path):
     """Plot utility vs epsilon for every task to ``path`` (PNG).
 
+    Each panel shows the private estimator's mean ± sd over folds at every epsilon and each
+    baseline's mean as a dashed line with its ± sd band; the caption states the folds.
     Returns the path, or None when matplotlib is not installed.
     """
     try:
@@ -403,42 +411,78 @@ def plot_results(rows, tasks, path):
     n = len(tasks)
     ncols = min(n, 2)
     nrows = int(math.ceil(n / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(6.0 * ncols, 4.0 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.0 * ncols, 4.2 * nrows + 0.4), squeeze=False)
+    folds = sorted({r["n_scores"] for r in rows if r["kind"] == "baseline"})
     for ax, task in zip(axes.ravel(), tasks):
         mine = [r for r in rows if r["task"] == task.name]
-        priv = [r for r in mine if r["kind"] == "private" and np.isfinite(r["epsilon"])]
+        priv = [r for r in mine if r["kind"] == "private" and np.isfinite(r["mean"])]
+        shown = []  # every mean - sd and mean + sd drawn, for the axis limits
         if priv:
             eps = np.array([r["epsilon"] for r in priv])
             mean = np.array([r["mean"] for r in priv])
             std = np.array([r["std"] for r in priv])
             ax.errorbar(
-                eps, mean, yerr=std, marker="o", capsize=3, label=f"{task.private_name} (private)"
+                eps,
+                mean,
+                yerr=std,
+                marker="o",
+                capsize=3,
+                label=f"{task.private_name} (private), mean ± sd",
             )
+            shown += [mean - std, mean + std]
         else:
             ax.text(
-                0.5, 0.5, "private estimator not available", ha="center", transform=ax.transAxes
+                0.5,
+                0.5,
+                "no private release (every fit failed)",
+                ha="center",
+                transform=ax.transAxes,
             )
         colours = ["black", "grey", "tab:green"]
         for i, b in enumerate(r for r in mine if r["kind"] == "baseline"):
             c = colours[i % len(colours)]
             ax.axhline(b["mean"], color=c, ls="--", label=f"{b['model']} (non-private)")
             if np.isfinite(b["std"]) and b["std"] > 0:
-                ax.axhspan(b["mean"] - b["std"], b["mean"] + b["std"], color=c, alpha=0.1)
+                ax.axhspan(
+                    b["mean"] - b["std"],
+                    b["mean"] + b["std"],
+                    color=c,
+                    alpha=0.12,
+                    label=f"{b['model']} ± sd",
+                )
+            shown += [np.array([b["mean"] - b["std"], b["mean"] + b["std"]])]
         ax.set_xscale("log")
         grid = [r["epsilon"] for r in mine if r["kind"] == "private" and r["epsilon"] > 0]
         if grid:  # explicit limits: a task whose fits all released nothing has no points
             ax.set_xlim(min(grid) / 1.5, max(grid) * 1.5)
             ax.set_xticks(sorted(set(grid)), [f"{e:g}" for e in sorted(set(grid))])
             ax.minorticks_off()
-        ax.set_xlabel("epsilon")
-        ax.set_ylabel(METRIC_LABELS[task.metric].split(" (")[0])
+        values = np.concatenate(shown) if shown else np.array([])
+        values = values[np.isfinite(values)]
+        if values.size:
+            lo, hi, clipped = _y_limits(values, task.metric)
+            ax.set_ylim(lo, hi)
+            if clipped:
+                ax.text(
+                    0.02,
+                    0.02,
+                    "values below -1 not shown",
+                    transform=ax.transAxes,
+                    fontsize=7,
+                    color="grey",
+                )
+        ax.set_xlabel("epsilon (total budget of one fit)")
+        ax.set_ylabel(METRIC_LABELS[task.metric])
         ax.set_title(task.name, fontsize=10)
-        if task.metric == "r2" and priv:
-            finite = [m for m in (r["mean"] for r in mine) if np.isfinite(m)]
-            ax.set_ylim(max(min(finite) - 0.1, -1.0), 1.0)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7)
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
+    caption = (
+        f"{folds[0]}-fold cross-validation: mean ± sd over folds"
+        if len(folds) == 1
+        else "cross-validation: mean ± sd over folds"
+    )
+    fig.suptitle(caption, fontsize=10)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -473,6 +517,8 @@ def make_task(
     metric=None,
     truth=None,
     epsilons=None,
+    classes=None,
+    feature_names=None,
 ):
     """Build the :class:`Task` comparing a private ``model`` with its non-private baseline.
 
@@ -485,6 +531,8 @@ def make_task(
     ``bounds_X``/``bounds_y`` are ``(lower, upper)`` pairs passed to the private estimator
     (``bounds_y`` is used by ``"linear"`` and, as the parameter domain, by ``"quantile"``)
     (pass them explicitly: the comparison never reads bounds from the data itself).
+    ``classes`` is the public label set of ``"logistic"`` (any labels: numbers or strings,
+    two or more classes).
     """
     from sklearn.linear_model import LinearRegression, LogisticRegression, QuantileRegressor
     from sklearn.pipeline import make_pipeline
@@ -511,11 +559,10 @@ def make_task(
 
         baselines = {"LinearRegression": LinearRegression}
     elif model == "logistic":
+        labels = _logistic_label_params(ObjectivePerturbationLogistic, bounds_X, classes)
 
         def make_private(eps, seed):
-            return ObjectivePerturbationLogistic(
-                epsilon=eps, bounds=bounds_X, random_state=seed, **extra
-            )
+            return ObjectivePerturbationLogistic(epsilon=eps, random_state=seed, **labels, **extra)
 
         baselines = {
             "LogisticRegression": lambda: make_pipeline(
@@ -560,7 +607,21 @@ def make_task(
         notes=list(notes),
         truth=truth,
         epsilons=None if epsilons is None else tuple(epsilons),
+        feature_names=None if feature_names is None else list(feature_names),
     )
+
+
+def _logistic_label_params(cls, bounds_X, classes):
+    """Bounds and public labels in the estimator's own parameter names.
+
+    SPEC section 1 names them ``bounds_X`` (formerly ``bounds``) and ``classes``; the names are
+    looked up so that the comparison passes every public input the estimator accepts.
+    """
+    names = cls().get_params()
+    params = {"bounds_X" if "bounds_X" in names else "bounds": bounds_X}
+    if "classes" in names and classes is not None:
+        params["classes"] = list(classes)
+    return params
 
 
 # ----------------------------------------------------------------------------------------------
@@ -636,3 +697,54 @@ def numeric_column(names, rows, column):
             raise InputError(f"column {column!r} has a non-finite value in data row {i + 1}")
         out[i] = value
     return out
+
+
+def label_column(names, rows, column):
+    """Return column ``column`` as class labels: numbers when every entry is one, else strings.
+
+    Integer-valued numbers become ints (``1.0`` and ``1`` are one label). Raises
+    :class:`InputError` on a missing value.
+    """
+    if column not in names:
+        raise InputError(f"unknown column {column!r}; columns are: {', '.join(names)}")
+    j = names.index(column)
+    texts = [r[j].strip() for r in rows]
+    for i, text in enumerate(texts):
+        if text.lower() in _MISSING:
+            raise InputError(
+                f"column {column!r} has a missing value in data row {i + 1}; "
+                "drop or impute missing values first"
+            )
+    return parse_labels(texts)
+
+
+def parse_labels(texts):
+    """Labels from strings: an int/float array when all parse as finite numbers, else strings."""
+    try:
+        values = np.array([float(t) for t in texts])
+    except ValueError:
+        return np.array(texts, dtype=object).astype(str)
+    if not np.all(np.isfinite(values)):
+        return np.array(texts, dtype=object).astype(str)
+    if np.all(values == np.round(values)):
+        return values.astype(np.int64)
+    return values
+
+
+def unnamed_index_column(names, rows):
+    """True when the first column looks like an index written by ``DataFrame.to_csv()``.
+
+    That is: its header is empty (or pandas' ``"Unnamed: 0"``) and it holds distinct integers.
+    Such a column is a row number, not a feature; used as one it silently changes the model.
+    """
+    if not names or names[0] not in ("", "Unnamed: 0"):
+        return False
+    try:
+        values = np.array([float(r[0]) for r in rows])
+    except ValueError:
+        return False
+    return bool(
+        np.all(np.isfinite(values))
+        and np.all(values == np.round(values))
+        and np.unique(values).size == values.size
+    )

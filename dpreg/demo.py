@@ -44,11 +44,17 @@ BREAST_CANCER_BOUNDS_X = (
     [30.0, 40.0, 200.0, 2600.0, 0.17, 0.35, 0.45, 0.21, 0.31, 0.1],
 )
 
+# The public label set: 0 = malignant, 1 = benign (scikit-learn's documented encoding).
+BREAST_CANCER_CLASSES = (0, 1)
+
 # Engel: annual household income in Belgian francs.
 ENGEL_BOUNDS_X = ([0.0], [5000.0])
 # Engel: annual food expenditure in Belgian francs. Quantile regression does not clip y; this
-# range only sets the (public) parameter domain of the KNG density.
-ENGEL_BOUNDS_Y = (0.0, 2500.0)
+# range only sets the (public) parameter domain of the KNG density. Food expenditure cannot
+# exceed income, so income's range is a public range of y. (A narrower guess such as
+# [0, 2500] would exclude the true slope, about 0.6 per franc, from the domain: the default
+# domain holds only lines that stay within bounds_y over the whole income range.)
+ENGEL_BOUNDS_Y = (0.0, 5000.0)
 
 BOUNDS_NOTE = (
     "bounds are fixed public constants (see dpreg/demo.py), not computed privately; "
@@ -108,6 +114,7 @@ def demo_tasks(only=None, norm=None):
                 data.target,
                 "breast cancer: logistic regression",
                 bounds_X=BREAST_CANCER_BOUNDS_X,
+                classes=BREAST_CANCER_CLASSES,
                 norm=norm,
                 notes=[BOUNDS_NOTE],
             )
@@ -126,7 +133,7 @@ def demo_tasks(only=None, norm=None):
                 norm=norm,
                 notes=[
                     "income bounded in [0, 5000]; y is not clipped, its public range "
-                    "[0, 2500] only sets the parameter domain"
+                    "[0, 5000] (food spending <= income) only sets the parameter domain"
                 ],
             )
         )

@@ -28,7 +28,8 @@ X, y = load_breast_cancer(return_X_y=True)
 X = X[:, :10]
 X_tr, X_te, y_tr, y_te = train_test_split(X, y, random_state=0, stratify=y)
 
-# A data-independent feature map: log of area/perimeter-like columns (public choice).
+# A data-independent feature map: log of area/perimeter-like columns (public choice). The
+# label set {0, 1} (benign/malignant) is public, like the bounds.
 log_cols = [2, 3]
 
 
@@ -48,7 +49,7 @@ pipe = Pipeline(
         (
             "clf",
             ObjectivePerturbationLogistic(
-                bounds=(lower, upper), random_state=0, accountant=accountant
+                bounds_X=(lower, upper), classes=[0, 1], random_state=0, accountant=accountant
             ),
         ),
     ]
@@ -67,8 +68,8 @@ print(f"remaining: {accountant.remaining()}")
 
 # The accountant refuses a fit that would overrun the budget, before touching the data.
 try:
-    ObjectivePerturbationLogistic(epsilon=50.0, bounds=(lower, upper), accountant=accountant).fit(
-        log_some(X_tr), y_tr
-    )
+    ObjectivePerturbationLogistic(
+        epsilon=50.0, bounds_X=(lower, upper), classes=[0, 1], accountant=accountant
+    ).fit(log_some(X_tr), y_tr)
 except BudgetExceededError as exc:
     print("refused:", exc)

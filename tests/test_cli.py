@@ -174,12 +174,25 @@ def test_compare_bad_bounds(capsys, linear_csv, bounds, expect):
     assert expect in line
 
 
-def test_compare_logistic_needs_binary_target(capsys, linear_csv):
+def test_compare_logistic_rejects_labels_outside_classes(capsys, linear_csv):
     line = _error_line(
         capsys,
-        ["compare", str(linear_csv), "--target", "y", "--model", "logistic", "--bounds", "-1", "1"],
+        [
+            "compare",
+            str(linear_csv),
+            "--target",
+            "label",
+            "--model",
+            "logistic",
+            "--bounds",
+            "-1",
+            "1",
+            "--classes",
+            "0",
+            "7",
+        ],
     )
-    assert "binary target" in line
+    assert "label(s) not in --classes: 1" in line
 
 
 def test_compare_needs_target_and_rows(capsys, linear_csv, tmp_path):
@@ -288,16 +301,36 @@ def test_evaluate_error_shrinks_with_epsilon():
     assert "NoisyMedian (private)" in text and "median (non-private)" in text
 
 
-def test_evaluate_skips_unavailable_estimator():
+def test_evaluate_shows_warnings_of_private_fits_and_hides_none():
+    """Issue 10 item 8: the old engine silenced a private fit's warnings; now each is counted
+    and printed under the table. A baseline's convergence chatter stays quiet."""
+    import warnings as w
+
+    class Warns(_NoisyMedian):
+        def fit(self, X, y=None):
+            w.warn("chain may not have converged", UserWarning)
+            return super().fit(X)
+
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    task = Task("toy", X, None, lambda e, s: Warns(e, s), {"m": CoordinateMedian}, "location", "W")
+    rows = evaluate([task], [1.0], cv=3, progress=False)
+    priv = [r for r in rows if r["kind"] == "private"][0]
+    assert priv["warnings"] == "UserWarning in 3 of 3 fits: chain may not have converged"
+    text = format_results(rows, [task], cv=3)
+    assert "warning (private fit, epsilon=1): UserWarning in 3 of 3 fits" in text
+
+
+def test_evaluate_does_not_hide_construction_errors():
+    """A TypeError while building the private estimator is a bug: it propagates (the stub-era
+    handler turned it into a "not available" note)."""
+
     def broken(eps, seed):
-        raise NotImplementedError("coming soon")
+        raise TypeError("unexpected keyword argument 'bounds'")
 
     X = np.random.default_rng(0).normal(size=(50, 2))
     task = Task("toy", X, None, broken, {"median": CoordinateMedian}, "location", "Soon")
-    rows = evaluate([task], [1.0], cv=2, progress=False)
-    priv = [r for r in rows if r["kind"] == "private"]
-    assert len(priv) == 1 and priv[0]["note"] == "skipped: coming soon"
-    assert "skipped: coming soon" in format_results(rows, [task], cv=2)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        evaluate([task], [1.0], cv=2, progress=False)
 
 
 def test_location_error_units():
@@ -321,6 +354,7 @@ def test_write_csv_roundtrip(tmp_path):
             n_failed=0,
             seconds=0.1,
             note="",
+            warnings="",
         )
     ]
     path = write_csv(rows, tmp_path / "sub" / "r.csv")
@@ -339,6 +373,77 @@ def test_engel_bundled():
 # ----------------------------------------------------------------------------------------------
 # end-to-end runs
 # ----------------------------------------------------------------------------------------------
+
+
+def test_version(capsys):
+    from dpreg import __version__
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"dpreg {__version__}"
+
+
+@pytest.fixture
+def iris_csv(tmp_path):
+    """Iris with text labels, written by ``DataFrame.to_csv()`` (an unnamed index column)."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.datasets import load_iris
+
+    data = load_iris()
+    frame = pd.DataFrame(data.data[:, :2], columns=["sepal length", "sepal width"])
+    frame["species"] = data.target_names[data.target]
+    frame = frame.sample(frac=1.0, random_state=0)  # a shuffled, non-consecutive index
+    path = tmp_path / "iris.csv"
+    frame.to_csv(path)
+    return path
+
+
+def test_compare_multiclass_text_labels_and_index_column(capsys, iris_csv, tmp_path):
+    """Issue 16: --model logistic takes multiclass text labels; an unnamed integer index
+    column is dropped with a note, and the features used are printed."""
+    argv = ["compare", str(iris_csv), "--target", "species", "--model", "logistic"]
+    argv += ["--bounds", "4", "8", "--classes", "setosa", "versicolor", "virginica"]
+    argv += ["--epsilon", "8", "--cv", "3", "--no-progress", "--out", str(tmp_path / "r.csv")]
+    rc = main(argv)
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "features used: sepal length, sepal width" in captured.out
+    assert "(an index written by DataFrame.to_csv()): dropped" in captured.err
+    assert "NOT differentially private" not in captured.err + captured.out
+    with open(tmp_path / "r.csv") as fh:
+        rows = {r["kind"]: r for r in csv.DictReader(fh)}
+    assert float(rows["baseline"]["mean"]) > 0.7  # sepal features alone: about 0.8
+    assert 1 / 3 - 0.2 < float(rows["private"]["mean"]) <= 1.0
+
+
+def test_compare_labels_from_data_are_warned(capsys, iris_csv, tmp_path):
+    argv = ["compare", str(iris_csv), "--target", "species", "--model", "logistic"]
+    argv += ["--bounds", "4", "8", "--epsilon", "8", "--cv", "2", "--no-progress", "--no-plot"]
+    rc = main(argv + ["--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "no --classes (the public label set) given" in captured.err
+    assert "label set was read from the data: NOT differentially private" in captured.out
+
+
+def test_named_first_column_is_kept(capsys, linear_csv):
+    from dpreg.compare import unnamed_index_column
+
+    names, rows = read_csv_columns(linear_csv)
+    assert not unnamed_index_column(names, rows)
+    assert unnamed_index_column(["", "x"], [["3", "1.5"], ["0", "2.5"]])
+    assert not unnamed_index_column(["", "x"], [["3", "1.5"], ["3", "2.5"]])  # repeated
+    assert not unnamed_index_column(["", "x"], [["0.5", "1.5"], ["1", "2.5"]])  # not integer
+
+
+def test_plot_limits_show_every_error_bar():
+    from dpreg.compare import _y_limits
+
+    lo, hi, clipped = _y_limits(np.array([0.3, 0.95, 0.62, 1.02]), "accuracy")
+    assert lo < 0.3 and hi > 1.02 and not clipped
+    lo, hi, clipped = _y_limits(np.array([-4.0, 0.2, 0.5]), "r2")
+    assert -1.2 < lo < -1.0 and hi > 0.5 and clipped
 
 
 def test_noise_subcommand(capsys):
@@ -368,6 +473,8 @@ def test_compare_runs_each_model(capsys, linear_csv, tmp_path, model):
     else:
         target = "label" if model == "logistic" else "y"
         argv += ["--target", target, "--features", "a", "b", "--bounds", "-1", "1"]
+    if model == "logistic":
+        argv += ["--classes", "0", "1"]
     if model in ("linear", "quantile"):
         argv += ["--target-bounds", "-2", "2"]
     if model == "quantile":  # the two-parameter KNG sampler runs many sweeps: keep it short
@@ -430,7 +537,6 @@ def test_demo_quick_prints_table_and_writes_plot(tmp_path):
         "private robust centre",
     ):
         assert name in proc.stdout
-    assert "skipped" not in proc.stdout
     assert "fitting" in proc.stderr  # the tqdm progress bar
     with open(tmp_path / "dpreg-demo.csv") as fh:
         rows = list(csv.DictReader(fh))
