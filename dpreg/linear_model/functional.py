@@ -639,6 +639,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             self.release,
             self.split,
         )
+        # public bounds are checked (shape, order, finiteness) before anything is spent
+        if self.bounds_X is not None:
+            check_bounds(self.bounds_X, self.n_features_in_, name="bounds_X")
+        if self.bounds_y is not None:
+            check_bounds(self.bounds_y, 1, name="bounds_y")
         acc.spend(eps, delta)  # atomic reserve, after validation and before the data are read
         stats = sufficient_statistics(
             Xv, yv, self.bounds_X, self.bounds_y, bool(self.fit_intercept), self.chunk_size
