@@ -1,0 +1,11 @@
+"""Private preprocessing: transformers whose ``fit`` is differentially private.
+
+:class:`PrivateBounds`, :class:`PrivateMinMaxScaler` and :class:`PrivateStandardScaler` learn
+their statistics under a stated ``epsilon`` (charged to an optional accountant) and clip their
+output into a public range, so the next step of a pipeline can be given public bounds.
+Derivations: ``docs/private_workflow.md``.
+"""
+
+from ._transformers import PrivateBounds, PrivateMinMaxScaler, PrivateStandardScaler
+
+__all__ = ["PrivateBounds", "PrivateMinMaxScaler", "PrivateStandardScaler"]
