@@ -14,6 +14,7 @@ EXPECTED = {
     "pipeline_gridsearch.py": ["best parameters", "budget spent", "refused"],
     "norm_choice.py": ["choose_norm picks: linf", "empirical per-coordinate variance"],
     "private_centring.py": ["sample mean", "private", "pipeline"],
+    "private_workflow.py": ["total epsilon spent: 3.000000", "test R^2 private workflow"],
 }
 
 
