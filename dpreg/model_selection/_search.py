@@ -236,14 +236,22 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         epsilon = check_epsilon(self.epsilon)
         candidates = _check_grid(self.param_grid)
         base = clone(self.estimator)
-        for cand in candidates:  # every candidate must be settable (fails fast on typos)
-            clone(base).set_params(**cand)
         found = privacy_params(base)
+        for cand in candidates:  # every candidate must be settable (fails fast on typos)
+            clone(base).set_params(**self._fixed(found, 1.0), **cand)
         scoring, bound = check_scoring(self.scoring, self.loss_bound, is_classifier(base))
         gamma = _check_stop(self.stop_probability, len(candidates))
         frac = _check_fraction(self.validation_fraction)
         acc = self._resolve_accountant(found["accountant"])
         return epsilon, candidates, base, found, scoring, bound, gamma, frac, acc
+
+    @staticmethod
+    def _fixed(found, eps_run):
+        """The nested epsilons rescaled to sum to ``eps_run``; nested accountants removed."""
+        total = sum(float(v) for v in found["epsilon"].values())
+        fixed = {k: eps_run * float(v) / total for k, v in found["epsilon"].items()}
+        fixed.update({k: None for k in found["accountant"]})
+        return fixed
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -273,9 +281,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             acc.spend(epsilon, 0.0)
         # ---- after the spend: no data-dependent exception may escape ----
         eps_run = epsilon / SELECTION_FACTOR
-        total = sum(float(v) for v in found["epsilon"].values())
-        fixed = {k: eps_run * float(v) / total for k, v in found["epsilon"].items()}
-        fixed.update({k: None for k in found["accountant"]})
+        fixed = self._fixed(found, eps_run)
         perm = rng.permutation(n)
         val, train = perm[:n_val], perm[n_val:]
         best = (-math.inf, None, None)
@@ -284,9 +290,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             cand = candidates[int(rng.integers(len(candidates)))]
             tried.append(cand)
             seeds = {k: int(rng.integers(2**31 - 1)) for k in found["random_state"]}
-            model = clone(base).set_params(**fixed, **seeds, **cand)
-            score = self._run(
-                model, X[train], y[train], X[val], y[val], scoring, bound, eps_run, rng
+            params = {**seeds, **fixed, **cand}  # a grid value wins over a drawn seed
+            score, model = self._run(
+                base, params, X[train], y[train], X[val], y[val], scoring, bound, eps_run, rng
             )
             if score > best[0]:
                 best = (score, cand, model)
@@ -304,14 +310,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return self
 
     @staticmethod
-    def _run(model, X_tr, y_tr, X_val, y_val, scoring, bound, eps_run, rng):
+    def _run(base, params, X_tr, y_tr, X_val, y_val, scoring, bound, eps_run, rng):
         try:
+            model = clone(base).set_params(**params)
             model.fit(X_tr, y_tr)
         except (PrivacyLeakWarning, BudgetExceededError):
             raise  # misconfiguration (warnings as errors, a nested ledger), not bad luck
         except Exception:  # noqa: BLE001 - a failed run is an output, never a raise
-            return -math.inf
-        return private_score(model, X_val, y_val, scoring, bound, eps_run, rng)
+            return -math.inf, None
+        return private_score(model, X_val, y_val, scoring, bound, eps_run, rng), model
 
     # ------------------------------------------------------------------ delegation
     def _released(self):

@@ -198,3 +198,12 @@ def test_privacy_leak_warning_as_error_is_not_swallowed():
         warnings.simplefilter("error", PrivacyLeakWarning)
         with pytest.raises(PrivacyLeakWarning):
             PrivateSearchCV(leaky, {"postprocess": ["psd"]}, loss_bound=4.0).fit(X, y)
+
+
+def test_grid_may_set_random_state_and_failing_set_params_is_a_failed_run():
+    X, y = _regression(500)
+    search = PrivateSearchCV(
+        _flr(), {"random_state": [1, 2]}, epsilon=1.0, loss_bound=4.0, random_state=0
+    ).fit(X, y)
+    assert search.best_params_["random_state"] in (1, 2)
+    assert search.best_estimator_.random_state == search.best_params_["random_state"]
