@@ -142,3 +142,11 @@ def test_histogram_validation_before_spending():
     with pytest.raises(ValueError):
         histogram([np.inf], 3, (0, 1), accountant=acc)
     assert acc.spent == (0.0, 0.0)
+
+
+def test_underflowing_sensitivity_releases_no_exact_value():
+    """A width so small that w / n underflows to 0 must not release the exact mean (the
+    Laplace step would be skipped): the data-independent midpoint is released instead."""
+    x = np.full(10**6, 4e-324)
+    assert mean(x, 1.0, (0.0, 5e-324), random_state=0) == (0.0 + 5e-324) / 2
+    assert var(x, 1.0, (0.0, 5e-324), random_state=0) == 0.0

@@ -29,9 +29,12 @@ What the user must guarantee, and what is enforced
   the estimator (e.g. sklearn's ``StandardScaler``) voids the guarantee and cannot be detected.
 * Grid keys may not set ``epsilon``, ``delta`` or ``accountant``.
 * A run whose fit or predict raises gets the score ``-inf`` instead of raising (an exception
-  after the data are read would leak); :class:`~dpreg.exceptions.PrivacyLeakWarning` raised as
-  an error is re-raised, since it means the estimator is misconfigured, not unlucky. If every
-  run fails, ``best_estimator_`` is None.
+  after the data are read would leak). If every run fails, ``best_estimator_`` is None.
+* Warnings emitted inside the runs are captured and dropped (a convergence warning of a run
+  that is not released would tell something about it), except
+  :class:`~dpreg.exceptions.PrivacyLeakWarning`, which flags a non-private configuration: each
+  distinct message is re-emitted once after the search, under the caller's warning filters (so
+  ``-W error::dpreg.exceptions.PrivacyLeakWarning`` still stops the program).
 * Only the best run's candidate, noisy score and model are released; per-run scores are not
   stored. The list of tried candidates and the number of runs are data-independent.
 """
@@ -285,15 +288,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         perm = rng.permutation(n)
         val, train = perm[:n_val], perm[n_val:]
         best = (-math.inf, None, None)
-        tried = []
+        tried, leaks = [], {}
         while True:
             cand = candidates[int(rng.integers(len(candidates)))]
             tried.append(cand)
             seeds = {k: int(rng.integers(2**31 - 1)) for k in found["random_state"]}
             params = {**seeds, **fixed, **cand}  # a grid value wins over a drawn seed
-            score, model = self._run(
+            score, model, leaked = self._run(
                 base, params, X[train], y[train], X[val], y[val], scoring, bound, eps_run, rng
             )
+            leaks.update(dict.fromkeys(leaked))
             if score > best[0]:
                 best = (score, cand, model)
             if rng.uniform() < gamma:
@@ -303,6 +307,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.candidates_tried_ = tried
         self.epsilon_run_ = eps_run
         self.scoring_, self.loss_bound_, self.stop_probability_ = scoring, bound, gamma
+        for message in leaks:  # configuration warnings, re-emitted under the caller's filters
+            warnings.warn(message, PrivacyLeakWarning, stacklevel=2)
         if self.best_estimator_ is None:
             warnings.warn("Every run of the private search failed; nothing was released.")
         elif classifier and hasattr(self.best_estimator_, "classes_"):
@@ -311,14 +317,25 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     @staticmethod
     def _run(base, params, X_tr, y_tr, X_val, y_val, scoring, bound, eps_run, rng):
-        try:
-            model = clone(base).set_params(**params)
-            model.fit(X_tr, y_tr)
-        except (PrivacyLeakWarning, BudgetExceededError):
-            raise  # misconfiguration (warnings as errors, a nested ledger), not bad luck
-        except Exception:  # noqa: BLE001 - a failed run is an output, never a raise
-            return -math.inf, None
-        return private_score(model, X_val, y_val, scoring, bound, eps_run, rng), model
+        """One run: ``(noisy score, model, PrivacyLeakWarning messages)``.
+
+        Every warning a run emits is captured: warnings of the runs that are not released
+        (e.g. a convergence warning) would tell something about them. Only the
+        PrivacyLeakWarning messages, which flag a non-private configuration, are returned and
+        re-emitted once after the search.
+        """
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                model = clone(base).set_params(**params)
+                model.fit(X_tr, y_tr)
+                score = private_score(model, X_val, y_val, scoring, bound, eps_run, rng)
+            except BudgetExceededError:
+                raise  # a nested ledger the search could not strip: misconfiguration
+            except Exception:  # noqa: BLE001 - a failed run is an output, never a raise
+                score, model = -math.inf, None
+        leaks = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+        return score, model, leaks
 
     # ------------------------------------------------------------------ delegation
     def _released(self):

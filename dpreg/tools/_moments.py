@@ -37,23 +37,26 @@ def var_sensitivity(n, lower, upper):
     return (n - 1) * (upper - lower) ** 2 / n**2
 
 
-def _laplace(value, sensitivity, epsilon, rng):
-    if sensitivity == 0:  # n == 1 for the variance: the statistic is the constant 0
-        return float(value)
+def _laplace(value, sensitivity, epsilon, rng, fallback):
+    """Laplace release; a sensitivity that is 0 (n = 1 for the variance, or a width so small
+    that it underflows) returns the data-independent ``fallback`` instead of the exact value."""
+    if not sensitivity > 0:
+        return float(fallback)
     return float(LaplaceMechanism(epsilon, sensitivity, random_state=rng).randomise(value))
 
 
 def private_mean(values, lower, upper, epsilon, rng):
     """Noisy clamped mean (no validation, no accounting: callers do both first)."""
     x = values.clip(lower, upper)
-    noisy = _laplace(x.mean(), mean_sensitivity(x.size, lower, upper), epsilon, rng)
+    sens = mean_sensitivity(x.size, lower, upper)
+    noisy = _laplace(x.mean(), sens, epsilon, rng, fallback=(lower + upper) / 2.0)
     return min(max(noisy, lower), upper)
 
 
 def private_var(values, lower, upper, epsilon, rng):
     """Noisy clamped population variance (no validation, no accounting)."""
     x = values.clip(lower, upper)
-    noisy = _laplace(x.var(), var_sensitivity(x.size, lower, upper), epsilon, rng)
+    noisy = _laplace(x.var(), var_sensitivity(x.size, lower, upper), epsilon, rng, fallback=0.0)
     return min(max(noisy, 0.0), (upper - lower) ** 2 / 4.0)
 
 

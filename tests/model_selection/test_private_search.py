@@ -207,3 +207,22 @@ def test_grid_may_set_random_state_and_failing_set_params_is_a_failed_run():
     ).fit(X, y)
     assert search.best_params_["random_state"] in (1, 2)
     assert search.best_estimator_.random_state == search.best_params_["random_state"]
+
+
+class _Chatty(_Fragile):
+    """Warns when the data have a large value (a data-dependent side channel)."""
+
+    def fit(self, X, y):
+        if np.max(y) > 10:
+            warnings.warn("large target seen", RuntimeWarning)
+        self.mean_ = 0.0
+        return self
+
+
+def test_warnings_of_the_runs_do_not_escape():
+    X, y = _regression(300)
+    y = y + 100.0  # every run warns
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        PrivateSearchCV(_Chatty(), {"knob": [0, 1]}, loss_bound=1.0, random_state=0).fit(X, y)
+    assert not [w for w in caught if "large target" in str(w.message)]
