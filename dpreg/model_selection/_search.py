@@ -12,11 +12,14 @@ so every record is in exactly one part and, by parallel composition, ``Q`` -- wh
 The search repeats ``Q``; after every run it stops with probability ``gamma``; it releases the
 run with the highest noisy score (and nothing about the other runs). The number of runs is
 geometric with mean ``1 / gamma`` and independent of the data. Liu & Talwar (STOC 2019,
-"Private selection from private candidates", Theorem 3.4 for random stopping) prove that this
-is ``3 epsilon_0``-DP whatever ``gamma`` is; Papernot & Steinke (ICLR 2022, Theorem 2, pure-DP
-case with the truncated negative binomial of shape ``eta = 1``, i.e. the geometric law) give the
-same ``(2 + eta) epsilon_0``. The search therefore sets ``epsilon_0 = epsilon / 3`` and charges
-the accountant ``(epsilon, 0)`` once, after validating the input and before reading the data.
+"Private selection from private candidates", section 3, the random-stopping algorithm) prove
+that this is ``3 epsilon_0``-DP whatever ``gamma`` is; Papernot & Steinke (ICLR 2022,
+"Hyperparameter tuning with Renyi differential privacy", Theorem 2, whose Renyi bound for a
+truncated negative binomial number of runs of shape ``eta`` tends to ``(2 + eta) epsilon_0`` as
+the orders grow) give the same ``3 epsilon_0`` for the geometric law ``eta = 1``. The search
+therefore sets ``epsilon_0 = epsilon / 3`` and charges the accountant ``(epsilon, 0)`` once,
+after validating the input and before reading the data (derivation of the factor 3 in
+``docs/model_selection.md``).
 The tests cross-check this against Google's ``dp_accounting`` (its ``RepeatAndSelectDpEvent``,
 whose Renyi bound tends to ``3 epsilon_0`` as the order grows).
 
