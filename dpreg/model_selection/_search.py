@@ -9,6 +9,9 @@ validation rows are a random split drawn independently of the data values (``n``
 so every record is in exactly one part and, by parallel composition, ``Q`` -- which outputs
 (candidate, fitted model, noisy score) -- is ``epsilon_0``-DP.
 
+The split is drawn once; conditional on it the runs are independent draws of one
+``epsilon_0``-DP mechanism, and a data-independent mixture over splits keeps the guarantee.
+
 The search repeats ``Q``; after every run it stops with probability ``gamma``; it releases the
 run with the highest noisy score (and nothing about the other runs). The number of runs is
 geometric with mean ``1 / gamma`` and independent of the data. Liu & Talwar (STOC 2019,
