@@ -15,9 +15,6 @@ from dpreg.exceptions import PrivacyLeakWarning
 from dpreg.model_selection import PrivateSearchCV
 from dpreg.preprocessing import PrivateStandardScaler
 
-dp_event = pytest.importorskip("dp_accounting.dp_event")
-rdp = pytest.importorskip("dp_accounting.rdp")
-
 
 def _regression(n=4000, seed=0):
     rng = np.random.default_rng(seed)
@@ -33,6 +30,8 @@ def _flr(**kw):
 def _rdp_limit(eps_run, mean):
     """dp_accounting's Renyi bound of repeat-and-select (geometric number of runs, shape 1) of
     an eps_run-DP mechanism, at a very large order (its pure-DP limit)."""
+    dp_event = pytest.importorskip("dp_accounting.dp_event")  # the `test` extra
+    rdp = pytest.importorskip("dp_accounting.rdp")
     orders = list(np.concatenate([np.linspace(1.5, 20, 30), np.geomspace(20, 1e8, 60)]))
     acc = rdp.RdpAccountant(orders=orders)
     event = dp_event.RepeatAndSelectDpEvent(dp_event.LaplaceDpEvent(1 / eps_run), mean, shape=1)
