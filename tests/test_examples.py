@@ -102,11 +102,17 @@ def check_private_centring(out):
         assert coef == pytest.approx([1.0, -2.0], abs=0.25)
 
 
+def check_private_workflow(out):
+    assert "total epsilon spent: 3.000000" in out  # one ledger, the stated total
+    assert "test R^2 private workflow" in out
+
+
 CHECKS = {
     "quickstart.py": check_quickstart,
     "pipeline_gridsearch.py": check_pipeline_gridsearch,
     "norm_choice.py": check_norm_choice,
     "private_centring.py": check_private_centring,
+    "private_workflow.py": check_private_workflow,
 }
 
 

@@ -1,0 +1,289 @@
+r"""One place for bounds: clip, map to [-1, 1] and back, and private bounds.
+
+Every dpreg estimator works on data clipped into a public box and mapped affinely onto
+[-1, 1]; the helpers here do that once (the estimators may adopt them; the transformers of
+:mod:`dpreg.preprocessing` use them).
+
+Private bounds (``bounds="private"``)
+-------------------------------------
+:func:`private_bounds` releases, for every column, the private quantiles at ``levels``
+(default the quartiles) with the exact KNG sampler of :mod:`dpreg.tools` over the public
+``candidate_range`` with the asinh base measure (so the raw units need not be known), and
+widens them to Tukey's fences ``q_lo - widen (q_hi - q_lo)``, ``q_hi + widen (q_hi - q_lo)``
+(default ``widen=1.5``). With ``p`` columns the ``2 p`` quantiles share ``epsilon`` equally; by
+basic composition the bounds cost ``epsilon`` in total. The widening, a swap of a released
+lower bound above the upper one and clamping into ``candidate_range`` are post-processing, so
+the bounds are always usable and nothing can raise after the budget is spent.
+
+Why quartiles and not the 1 % / 99 % quantiles: the exponential mechanism's density outside
+the data is ``exp(-epsilon_q q n / 2)`` times the (long) length of the candidate range, so a
+level ``q`` needs ``epsilon_q q n`` of order ``2 log(range / spread)``. Levels near 0 or 1 give
+``q n`` of a few records, and the draw then lands anywhere in the candidate range; quartiles
+have ``n / 4`` ranks of margin (measured in ``docs/private_workflow.md``). Clipping into the
+bounds and any later fit use them as public constants: the fit composes sequentially with them.
+
+:func:`resolve_bounds` is the single call an estimator needs for ``bounds_X="private"``: it
+returns the bounds and the epsilon they cost, so the estimator spends the rest on its fit. See
+``docs/private_workflow.md`` for the recipe and the measured cost.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._validation import check_bounds, check_epsilon, check_random_state
+from .tools._quantile import check_measure, private_quantile_draws
+
+PRIVATE = "private"
+DEFAULT_LEVELS = (0.25, 0.75)
+DEFAULT_WIDEN = 1.5
+DEFAULT_CANDIDATE_RANGE = (-1e9, 1e9)
+
+
+# ---------------------------------------------------------------------------------------------
+# clip / scale / unscale
+# ---------------------------------------------------------------------------------------------
+def clip(X, lower, upper):
+    """Clip ``X`` column-wise into ``[lower, upper]`` (a new float array).
+
+    Examples
+    --------
+    >>> from dpreg._bounds import clip
+    >>> clip([[5.0, -3.0]], [0, 0], [1, 1]).tolist()
+    [[1.0, 0.0]]
+    """
+    return np.clip(np.asarray(X, dtype=float), lower, upper)
+
+
+def unit_map(lower, upper, symmetric=False):
+    """``(mid, half)`` with ``x = mid + half * z`` mapping ``z`` in [-1, 1] onto the bounds.
+
+    ``symmetric=True`` keeps the origin: ``mid = 0`` and ``half = max(|lower|, |upper|)`` (the
+    no-intercept scaling). A zero ``half`` marks a constant column.
+    """
+    lower = np.asarray(lower, dtype=float)
+    upper = np.asarray(upper, dtype=float)
+    if symmetric:
+        return np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
+    return (upper + lower) / 2.0, (upper - lower) / 2.0
+
+
+def to_unit(X, lower, upper, symmetric=False):
+    """Clip ``X`` into the bounds and map them affinely onto [-1, 1] (constant columns -> 0).
+
+    The result lies in [-1, 1] *exactly* (round-off is clipped away), which is what every
+    sensitivity bound assumes.
+
+    Examples
+    --------
+    >>> from dpreg._bounds import to_unit
+    >>> to_unit([[0.0], [5.0], [99.0]], [0.0], [10.0]).ravel().tolist()
+    [-1.0, 0.0, 1.0]
+    """
+    mid, half = unit_map(lower, upper, symmetric)
+    inv = np.where(half > 0, 1.0 / np.where(half > 0, half, 1.0), 0.0)
+    Z = (clip(X, lower, upper) - mid) * inv
+    return np.clip(Z, -1.0, 1.0, out=Z)
+
+
+def from_unit(Z, lower, upper, symmetric=False):
+    """Inverse of :func:`to_unit` on [-1, 1] (values outside are first clipped into it)."""
+    mid, half = unit_map(lower, upper, symmetric)
+    return mid + half * np.clip(np.asarray(Z, dtype=float), -1.0, 1.0)
+
+
+def unscale_linear(coef_unit, intercept_unit, lower, upper, y_lower=-1.0, y_upper=1.0):
+    """Coefficients in the user's units of a linear model fitted on :func:`to_unit` data.
+
+    If ``(y - y_mid) / y_half = b0 + sum_j b_j z_j`` with ``z_j = (x_j - mid_j) / half_j``, then
+    ``y = intercept + coef . x`` with ``coef_j = y_half b_j / half_j`` (0 for a constant column)
+    and ``intercept = y_mid + y_half b0 - coef . mid``.
+
+    Examples
+    --------
+    >>> from dpreg._bounds import unscale_linear
+    >>> coef, b = unscale_linear([1.0], 0.0, [0.0], [10.0], 0.0, 4.0)
+    >>> coef.tolist(), b
+    ([0.4], 0.0)
+    """
+    mid, half = unit_map(lower, upper)
+    y_mid, y_half = (y_upper + y_lower) / 2.0, (y_upper - y_lower) / 2.0
+    inv = np.where(half > 0, 1.0 / np.where(half > 0, half, 1.0), 0.0)
+    coef = y_half * np.asarray(coef_unit, dtype=float) * inv
+    intercept = y_mid + y_half * float(intercept_unit) - float(coef @ mid)
+    return coef, float(intercept)
+
+
+# ---------------------------------------------------------------------------------------------
+# private bounds
+# ---------------------------------------------------------------------------------------------
+def check_private_bounds_params(levels, candidate_range, asinh_scale=1.0, widen=DEFAULT_WIDEN):
+    """Validate the public parameters of :func:`private_bounds` (no data needed)."""
+    if (
+        isinstance(widen, bool)
+        or not isinstance(widen, numbers.Real)
+        or not np.isfinite(widen)
+        or widen < 0
+    ):
+        raise ValueError(f"widen must be a finite number >= 0, got {widen!r}.")
+    try:
+        lo_q, hi_q = (float(v) for v in levels)
+    except (TypeError, ValueError):
+        raise ValueError(f"levels must be a pair (low, high), got {levels!r}.") from None
+    if not 0.0 <= lo_q < hi_q <= 1.0:
+        raise ValueError(f"levels must satisfy 0 <= low < high <= 1, got {levels!r}.")
+    try:
+        c_lo, c_hi = (float(v) for v in candidate_range)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"candidate_range must be a pair (lower, upper), got {candidate_range!r}."
+        ) from None
+    if not (np.isfinite(c_lo) and np.isfinite(c_hi) and c_lo < c_hi):
+        raise ValueError(f"candidate_range must be finite with lower < upper: {candidate_range!r}.")
+    check_measure("asinh", asinh_scale)
+    return (lo_q, hi_q), (c_lo, c_hi)
+
+
+def private_bounds_unchecked(X, epsilon, levels, candidate_range, asinh_scale, widen, rng):
+    """Private per-column bounds; inputs already validated and the budget already charged."""
+    X = np.asarray(X, dtype=float)
+    X = X.reshape(X.shape[0], -1)
+    p = X.shape[1]
+    eps_each = epsilon / (2 * p)
+    lower, upper = np.empty(p), np.empty(p)
+    for j in range(p):
+        q = private_quantile_draws(
+            X[:, j], levels, eps_each, *candidate_range, "asinh", asinh_scale, rng
+        )
+        lo, hi = min(q), max(q)  # a swap is post-processing
+        lower[j], upper[j] = lo - widen * (hi - lo), hi + widen * (hi - lo)
+    return np.clip(lower, *candidate_range), np.clip(upper, *candidate_range)
+
+
+def private_bounds(
+    X,
+    epsilon,
+    levels=DEFAULT_LEVELS,
+    candidate_range=DEFAULT_CANDIDATE_RANGE,
+    asinh_scale=1.0,
+    widen=DEFAULT_WIDEN,
+    random_state=None,
+    accountant=None,
+):
+    """Differentially private per-column bounds of ``X`` (see the module docstring).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples,) or (n_samples, n_features)
+        Finite values.
+    epsilon : float
+        Total budget of all ``2 * n_features`` quantiles.
+    levels : (low, high), default=(0.25, 0.75)
+        Quantile levels released privately.
+    candidate_range : (lower, upper), default=(-1e9, 1e9)
+        Public interval that the quantiles are drawn from (asinh base measure).
+    asinh_scale : float, default=1.0
+        Public resolution of the asinh measure near 0.
+    widen : float, default=1.5
+        The bounds are ``q_lo - widen * (q_hi - q_lo)`` and ``q_hi + widen * (q_hi - q_lo)``
+        (Tukey's fences for the default levels); ``widen=0`` returns the quantiles.
+    random_state : None, int, RandomState or Generator
+    accountant : BudgetAccountant, optional
+        Charged ``(epsilon, 0)`` after validation and before the data are used.
+
+    Returns
+    -------
+    lower, upper : ndarrays of shape (n_features,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg._bounds import private_bounds
+    >>> X = np.random.default_rng(0).uniform(100, 200, size=(5000, 2))
+    >>> lo, hi = private_bounds(X, epsilon=1.0, widen=0.0, random_state=0)
+    >>> bool(np.all((lo > 120) & (lo < 130) & (hi > 170) & (hi < 180)))
+    True
+    """
+    from .accounting import check_accountant
+    from .tools._common import check_values
+
+    shape = np.shape(X)
+    if len(shape) not in (1, 2) or 0 in shape:
+        raise ValueError(f"X must be a non-empty 1-D or 2-D array, got shape {shape}.")
+    values = check_values(X, name="X").reshape(shape[0], -1)
+    levels, candidate_range = check_private_bounds_params(
+        levels, candidate_range, asinh_scale, widen
+    )
+    epsilon = check_epsilon(epsilon)
+    accountant = check_accountant(accountant)
+    rng = check_random_state(random_state)
+    if accountant is not None:
+        accountant.spend(epsilon, 0.0)
+    return private_bounds_unchecked(
+        values, epsilon, levels, candidate_range, asinh_scale, widen, rng
+    )
+
+
+def check_share(share, name="bounds_share"):
+    """Return a budget share in (0, 1)."""
+    if (
+        isinstance(share, bool)
+        or not isinstance(share, numbers.Real)
+        or not np.isfinite(share)
+        or not 0 < share < 1
+    ):
+        raise ValueError(f"{name} must be a number in (0, 1), got {share!r}.")
+    return float(share)
+
+
+def resolve_bounds(
+    bounds,
+    X,
+    epsilon,
+    share=0.2,
+    levels=DEFAULT_LEVELS,
+    candidate_range=DEFAULT_CANDIDATE_RANGE,
+    random_state=None,
+    name="bounds_X",
+):
+    """Bounds for an estimator: given, read from the data (with a warning), or ``"private"``.
+
+    The estimator must validate ``X`` (finite, 2-D) and charge its accountant for its *total*
+    ``epsilon`` before calling this; ``"private"`` then spends ``share * epsilon`` of that total
+    on :func:`private_bounds` and the estimator fits with the returned remainder.
+
+    Returns
+    -------
+    lower, upper : ndarrays of shape (n_features,)
+    epsilon_left : float
+        ``epsilon`` minus what the bounds cost (``epsilon`` itself unless ``"private"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg._bounds import resolve_bounds
+    >>> X = np.random.default_rng(0).normal(size=(2000, 1))
+    >>> lo, hi, left = resolve_bounds("private", X, epsilon=1.0, random_state=0)
+    >>> left
+    0.8
+    >>> lo, hi, left = resolve_bounds((-3, 3), X, epsilon=1.0)
+    >>> lo.tolist(), hi.tolist(), left
+    ([-3.0], [3.0], 1.0)
+    """
+    X = np.asarray(X, dtype=float)
+    X = X.reshape(X.shape[0], -1)
+    if isinstance(bounds, str):
+        if bounds != PRIVATE:
+            raise ValueError(f"{name} must be (lower, upper), None or 'private', got {bounds!r}.")
+        share = check_share(share)
+        levels, candidate_range = check_private_bounds_params(levels, candidate_range)
+        rng = check_random_state(random_state)
+        eps_b = share * float(epsilon)
+        lower, upper = private_bounds_unchecked(
+            X, eps_b, levels, candidate_range, 1.0, DEFAULT_WIDEN, rng
+        )
+        return lower, upper, float(epsilon) - eps_b
+    lower, upper = check_bounds(bounds, X.shape[1], X=X if bounds is None else None, name=name)
+    return lower, upper, float(epsilon)

@@ -1,0 +1,371 @@
+r"""Private hyperparameter search by random stopping (Liu & Talwar 2019).
+
+Mechanism
+---------
+Let ``Q`` be one *run*: pick a candidate from the grid uniformly at random (independently of
+the data), fit it on the training rows with budget ``epsilon_0`` and compute its private score
+on the validation rows with budget ``epsilon_0`` (:mod:`._scoring`). The training and
+validation rows are a random split drawn independently of the data values (``n`` is public),
+so every record is in exactly one part and, by parallel composition, ``Q`` -- which outputs
+(candidate, fitted model, noisy score) -- is ``epsilon_0``-DP.
+
+The split is drawn once; conditional on it the runs are independent draws of one
+``epsilon_0``-DP mechanism, and a data-independent mixture over splits keeps the guarantee.
+
+The search repeats ``Q``; after every run it stops with probability ``gamma``; it releases the
+run with the highest noisy score (and nothing about the other runs). The number of runs is
+geometric with mean ``1 / gamma`` and independent of the data. Liu & Talwar (STOC 2019,
+"Private selection from private candidates", section 3, the random-stopping algorithm) prove
+that this is ``3 epsilon_0``-DP whatever ``gamma`` is; Papernot & Steinke (ICLR 2022,
+"Hyperparameter tuning with Renyi differential privacy", Theorem 2, whose Renyi bound for a
+truncated negative binomial number of runs of shape ``eta`` tends to ``(2 + eta) epsilon_0`` as
+the orders grow) give the same ``3 epsilon_0`` for the geometric law ``eta = 1``. The search
+therefore sets ``epsilon_0 = epsilon / 3`` and charges the accountant ``(epsilon, 0)`` once,
+after validating the input and before reading the data (derivation of the factor 3 in
+``docs/model_selection.md``).
+The tests cross-check this against Google's ``dp_accounting`` (its ``RepeatAndSelectDpEvent``,
+whose Renyi bound tends to ``3 epsilon_0`` as the order grows).
+
+What the user must guarantee, and what is enforced
+--------------------------------------------------
+* A candidate's fit is ``epsilon_0``-DP when the ``epsilon`` parameters of all its (nested)
+  steps sum to ``epsilon_0``: the search rescales them so (their given values only fix the
+  split between steps), strips nested accountants (the search's own accountant is charged
+  once), and requires every ``delta`` parameter to be 0 (pure DP only). A non-private step in
+  the estimator (e.g. sklearn's ``StandardScaler``) voids the guarantee and cannot be detected.
+* Grid keys may not set ``epsilon``, ``delta`` or ``accountant``.
+* A run whose fit or predict raises gets the score ``-inf`` instead of raising (an exception
+  after the data are read would leak). If every run fails, ``best_estimator_`` is None.
+* Warnings emitted inside the runs are captured and dropped (a convergence warning of a run
+  that is not released would tell something about it), except
+  :class:`~dpreg.exceptions.PrivacyLeakWarning`, which flags a non-private configuration: each
+  distinct message is re-emitted once after the search, under the caller's warning filters (so
+  ``-W error::dpreg.exceptions.PrivacyLeakWarning`` still stops the program).
+* Only the best run's candidate, noisy score and model are released; per-run scores are not
+  stored. The list of tried candidates and the number of runs are data-independent.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import check_epsilon, check_random_state
+from ..accounting import BudgetAccountant, check_accountant
+from ..exceptions import BudgetExceededError, PrivacyLeakWarning
+from ._scoring import check_scoring, private_score
+
+SELECTION_FACTOR = 3.0  # Liu & Talwar random stopping: the search is 3 * epsilon_0-DP
+_RESERVED = ("epsilon", "delta", "accountant")
+
+
+def _is_param(key, name):
+    return key == name or key.endswith("__" + name)
+
+
+def privacy_params(estimator):
+    """The nested ``epsilon``/``delta``/``accountant``/``random_state`` parameters of ``estimator``.
+
+    Returns a dict ``{name: {key: value}}``; raises ``ValueError`` when no ``epsilon`` is found
+    or a ``delta`` is not 0.
+    """
+    params = estimator.get_params(deep=True)
+    found = {name: {} for name in ("epsilon", "delta", "accountant", "random_state")}
+    for key, value in params.items():
+        for name in found:
+            if _is_param(key, name):
+                found[name][key] = value
+    eps = found["epsilon"]
+    if not eps:
+        raise ValueError(
+            "The estimator has no 'epsilon' parameter, so it is not a private estimator; "
+            "PrivateSearchCV only tunes dpreg estimators and pipelines of them."
+        )
+    for key, value in eps.items():
+        check_epsilon(value, name=key)
+    for key, value in found["delta"].items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != 0:
+            raise ValueError(
+                f"{key}={value!r}: PrivateSearchCV supports pure epsilon-DP candidates only "
+                "(set every delta to 0)."
+            )
+    return found
+
+
+def _check_grid(param_grid):
+    grid = ParameterGrid(param_grid)  # validates the structure (ValueError / TypeError)
+    candidates = list(grid)
+    if not candidates:
+        raise ValueError("param_grid has no candidate.")
+    for cand in candidates:
+        for key in cand:
+            if any(_is_param(key, name) for name in _RESERVED):
+                raise ValueError(
+                    f"param_grid may not set {key!r}: the search fixes the budget of every run."
+                )
+    return candidates
+
+
+def _check_fraction(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or not 0 < value < 1
+    ):
+        raise ValueError(f"validation_fraction must be in (0, 1), got {value!r}.")
+    return float(value)
+
+
+def _check_stop(value, n_candidates):
+    if isinstance(value, str) and value == "auto":
+        return 1.0 / (2.0 * n_candidates)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or not 0 < value <= 1
+    ):
+        raise ValueError(f"stop_probability must be 'auto' or in (0, 1], got {value!r}.")
+    return float(value)
+
+
+class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Differentially private hyperparameter search with a stated total epsilon.
+
+    Random stopping (Liu & Talwar 2019): runs of "fit a random candidate with ``epsilon / 3``,
+    score it privately with ``epsilon / 3`` on held-out rows" are repeated until a coin with
+    probability ``stop_probability`` says stop, and the best run is released. The whole search
+    -- every fit, every score and the selection -- is ``epsilon``-DP (see the module docstring
+    for the proof and the conditions) and is charged to ``accountant`` once.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A dpreg estimator or a pipeline of dpreg steps (every private step has ``epsilon``).
+    param_grid : dict or list of dicts
+        As for ``GridSearchCV``; may not set ``epsilon``, ``delta`` or ``accountant``.
+    epsilon : float, default=1.0
+        Total budget of the search.
+    scoring : {"accuracy", "neg_mean_squared_error", "neg_mean_absolute_error"}, optional
+        Default: accuracy for classifiers, negative MSE for regressors.
+    loss_bound : float, optional
+        Public bound ``B`` of the per-record loss (required for the regression scores).
+    stop_probability : "auto" or float in (0, 1], default="auto"
+        ``gamma``; the expected number of runs is ``1 / gamma`` (``"auto"``: twice the grid
+        size). It does not change the privacy cost.
+    validation_fraction : float in (0, 1), default=0.25
+        Share of the rows held out for scoring (a data-independent random split).
+    random_state : None, int, RandomState or Generator
+    accountant : BudgetAccountant, optional
+        Charged ``(epsilon, 0)`` once per ``fit``. If None, the (single) accountant found in
+        the estimator's parameters is used.
+
+    Attributes
+    ----------
+    best_estimator_ : estimator or None
+        The released model (trained on the training rows of the best run); None if every run
+        failed.
+    best_params_ : dict or None
+    best_score_ : float
+        Its noisy validation score (a private release).
+    n_runs_ : int
+        Number of runs (geometric, data-independent).
+    candidates_tried_ : list of dict
+        The candidates of all runs, in order (data-independent; scores are not released).
+    epsilon_run_ : float
+        ``epsilon / 3``, the budget of one run.
+    scoring_, loss_bound_, stop_probability_ : the resolved settings
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg import BudgetAccountant, FunctionalLinearRegression
+    >>> from dpreg.model_selection import PrivateSearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20000, 2))
+    >>> y = X @ [1.0, -1.0] + rng.normal(scale=0.1, size=20000)
+    >>> acc = BudgetAccountant(epsilon=3.0)
+    >>> est = FunctionalLinearRegression(bounds_X=(-1, 1), bounds_y=(-3, 3))
+    >>> search = PrivateSearchCV(est, {"postprocess": ["psd", "ridge"]}, epsilon=3.0,
+    ...                          loss_bound=4.0, random_state=0, accountant=acc).fit(X, y)
+    >>> acc.spent
+    (3.0, 0.0)
+    >>> bool(search.score(X, y) > 0.9)
+    True
+    """
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        epsilon=1.0,
+        scoring=None,
+        loss_bound=None,
+        stop_probability="auto",
+        validation_fraction=0.25,
+        random_state=None,
+        accountant=None,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.epsilon = epsilon
+        self.scoring = scoring
+        self.loss_bound = loss_bound
+        self.stop_probability = stop_probability
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        return tags
+
+    # ------------------------------------------------------------------ validation
+    def _resolve_accountant(self, inner):
+        acc = check_accountant(self.accountant)
+        if acc is not None:
+            return acc
+        found = {id(a): a for a in inner.values() if isinstance(a, BudgetAccountant)}
+        if len(found) > 1:
+            raise ValueError(
+                "The estimator's steps use different accountants; pass accountant= to the search."
+            )
+        return next(iter(found.values()), None)
+
+    def _check(self):
+        epsilon = check_epsilon(self.epsilon)
+        candidates = _check_grid(self.param_grid)
+        base = clone(self.estimator)
+        found = privacy_params(base)
+        for cand in candidates:  # every candidate must be settable (fails fast on typos)
+            clone(base).set_params(**self._fixed(found, 1.0), **cand)
+        scoring, bound = check_scoring(self.scoring, self.loss_bound, is_classifier(base))
+        gamma = _check_stop(self.stop_probability, len(candidates))
+        frac = _check_fraction(self.validation_fraction)
+        acc = self._resolve_accountant(found["accountant"])
+        return epsilon, candidates, base, found, scoring, bound, gamma, frac, acc
+
+    @staticmethod
+    def _fixed(found, eps_run):
+        """The nested epsilons rescaled to sum to ``eps_run``; nested accountants removed."""
+        total = sum(float(v) for v in found["epsilon"].values())
+        fixed = {k: eps_run * float(v) / total for k, v in found["epsilon"].items()}
+        fixed.update({k: None for k in found["accountant"]})
+        return fixed
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Run the private search (spends ``epsilon`` once).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite values (checked before anything is spent).
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        epsilon, candidates, base, found, scoring, bound, gamma, frac, acc = self._check()
+        classifier = is_classifier(base)
+        X, y = validate_data(
+            self, X, y, ensure_all_finite=True, y_numeric=not classifier, dtype=np.float64
+        )
+        n = X.shape[0]
+        n_val = max(1, int(math.ceil(frac * n)))
+        if n - n_val < 1:
+            raise ValueError(f"{n} samples are too few to hold out {frac:.0%} for validation.")
+        rng = check_random_state(self.random_state)
+        if acc is not None:
+            acc.spend(epsilon, 0.0)
+        # ---- after the spend: no data-dependent exception may escape ----
+        eps_run = epsilon / SELECTION_FACTOR
+        fixed = self._fixed(found, eps_run)
+        perm = rng.permutation(n)
+        val, train = perm[:n_val], perm[n_val:]
+        best = (-math.inf, None, None)
+        tried, leaks = [], {}
+        while True:
+            cand = candidates[int(rng.integers(len(candidates)))]
+            tried.append(cand)
+            seeds = {k: int(rng.integers(2**31 - 1)) for k in found["random_state"]}
+            params = {**seeds, **fixed, **cand}  # a grid value wins over a drawn seed
+            score, model, leaked = self._run(
+                base, params, X[train], y[train], X[val], y[val], scoring, bound, eps_run, rng
+            )
+            leaks.update(dict.fromkeys(leaked))
+            if score > best[0]:
+                best = (score, cand, model)
+            if rng.uniform() < gamma:
+                break
+        self.best_score_, self.best_params_, self.best_estimator_ = best
+        self.n_runs_ = len(tried)
+        self.candidates_tried_ = tried
+        self.epsilon_run_ = eps_run
+        self.scoring_, self.loss_bound_, self.stop_probability_ = scoring, bound, gamma
+        for message in leaks:  # configuration warnings, re-emitted under the caller's filters
+            warnings.warn(message, PrivacyLeakWarning, stacklevel=2)
+        if self.best_estimator_ is None:
+            warnings.warn("Every run of the private search failed; nothing was released.")
+        elif classifier and hasattr(self.best_estimator_, "classes_"):
+            self.classes_ = self.best_estimator_.classes_
+        return self
+
+    @staticmethod
+    def _run(base, params, X_tr, y_tr, X_val, y_val, scoring, bound, eps_run, rng):
+        """One run: ``(noisy score, model, PrivacyLeakWarning messages)``.
+
+        Every warning a run emits is captured: warnings of the runs that are not released
+        (e.g. a convergence warning) would tell something about them. Only the
+        PrivacyLeakWarning messages, which flag a non-private configuration, are returned and
+        re-emitted once after the search.
+        """
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                model = clone(base).set_params(**params)
+                model.fit(X_tr, y_tr)
+                score = private_score(model, X_val, y_val, scoring, bound, eps_run, rng)
+            except BudgetExceededError:
+                raise  # a nested ledger the search could not strip: misconfiguration
+            except Exception:  # noqa: BLE001 - a failed run is an output, never a raise
+                score, model = -math.inf, None
+        leaks = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+        return score, model, leaks
+
+    # ------------------------------------------------------------------ delegation
+    def _released(self):
+        check_is_fitted(self, "n_runs_")
+        if self.best_estimator_ is None:
+            raise NotFittedError("Every run of the private search failed; no model to use.")
+        return self.best_estimator_
+
+    def predict(self, X):
+        """Predict with the released model."""
+        return self._released().predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities from the released model (when it has them)."""
+        return self._released().predict_proba(X)
+
+    def decision_function(self, X):
+        """Decision function of the released model (when it has one)."""
+        return self._released().decision_function(X)
+
+    def transform(self, X):
+        """Transform with the released model (when it is a transformer)."""
+        return self._released().transform(X)
+
+    def score(self, X, y):
+        """The released model's own ``score`` (on data you may look at, e.g. public test data)."""
+        return self._released().score(X, y)

@@ -1,0 +1,90 @@
+"""What every private transformer shares: parameter checks, validation, the single spend, and
+the bounds (private or public) that everything else clips into."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._bounds import (
+    PRIVATE,
+    check_private_bounds_params,
+    check_share,
+    private_bounds_unchecked,
+)
+from .._validation import check_bounds, check_epsilon, check_random_state
+from ..accounting import check_accountant
+
+
+class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Base class: ``fit`` validates everything, spends ``epsilon`` once, then learns bounds.
+
+    Subclasses implement ``_fit_private(X, lower, upper, epsilon_left, rng)`` (called after the
+    spend; it must not raise) and ``_transform(X)``.
+    """
+
+    _spends_rest = True  # whether anything is left for _fit_private after the bounds
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        tags.requires_fit = True
+        return tags
+
+    def _check_params(self):
+        epsilon = check_epsilon(self.epsilon)
+        accountant = check_accountant(self.accountant)
+        levels, candidate_range = check_private_bounds_params(
+            self.levels, self.candidate_range, 1.0, self.widen
+        )
+        private = isinstance(self.bounds, str)
+        if private and self.bounds != PRIVATE:
+            raise ValueError(f"bounds must be 'private' or (lower, upper), got {self.bounds!r}.")
+        share = 1.0
+        if private and self._spends_rest:
+            share = check_share(self.bounds_share)
+        return epsilon, accountant, levels, candidate_range, private, share
+
+    def fit(self, X, y=None):
+        """Learn the private statistics of ``X`` (spends ``epsilon`` once).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite values; NaN or infinity raise a ``ValueError`` before anything is spent.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        epsilon, accountant, levels, candidate_range, private, share = self._check_params()
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
+        p = X.shape[1]
+        if not private:  # public bounds: validated before the spend, cost nothing
+            lower, upper = check_bounds(self.bounds, p, name="bounds")
+        rng = check_random_state(self.random_state)
+        if accountant is not None:
+            accountant.spend(epsilon, 0.0)
+        # ---- everything below runs after the spend and must not raise on any data ----
+        eps_left = epsilon
+        if private:
+            eps_bounds = share * epsilon
+            lower, upper = private_bounds_unchecked(
+                X, eps_bounds, levels, candidate_range, 1.0, self.widen, rng
+            )
+            eps_left = epsilon - eps_bounds
+        self.lower_, self.upper_ = lower, upper
+        self.epsilon_bounds_ = epsilon - eps_left
+        self._fit_private(np.clip(X, lower, upper), lower, upper, eps_left, rng)
+        return self
+
+    def _fit_private(self, X, lower, upper, epsilon, rng):
+        """Learn what the transformer needs beyond the bounds (nothing by default)."""
+
+    def transform(self, X):
+        """Transform ``X`` (clipped into ``[lower_, upper_]`` first); costs no privacy."""
+        check_is_fitted(self, "lower_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True)
+        return self._transform(np.clip(X, self.lower_, self.upper_))
