@@ -77,12 +77,30 @@ def _register():
         os.makedirs(directory, mode=0o700, exist_ok=True)
         if not _registry_is_ours(directory):
             return
+        _prune(directory)
         entry = os.path.join(directory, str(os.getpid()))
         tmp = f"{entry}.{uuid.uuid4().hex}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(_child_session())
         os.replace(tmp, entry)
         atexit.register(_remove, entry, os.getpid(), False)
+
+
+def _prune(directory):
+    """Drop entries of dead processes (workers killed at shutdown skip their atexit), so that
+    a reused pid does not lead its children to a dead session."""
+    if os.name != "posix":  # os.kill(pid, 0) probes only on POSIX (it terminates on Windows)
+        return
+    for name in os.listdir(directory):
+        if not name.isdigit():
+            continue
+        try:
+            os.kill(int(name), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(directory, name))
+        except OSError:  # alive but not ours to signal
+            pass
 
 
 def _parent_registered():
