@@ -124,7 +124,7 @@ def test_ledger_is_shared_through_clone():
 def test_validation_of_accountant_and_spends():
     with pytest.raises(ValueError, match="accountant"):
         check_accountant("budget")
-    assert check_accountant(None) is BudgetAccountant.default()
+    assert check_accountant(None) == BudgetAccountant.default()  # the same ledger
     with pytest.raises(ValueError, match="epsilon"):
         BudgetAccountant(epsilon=-1.0)
     with pytest.raises(ValueError, match="epsilon"):

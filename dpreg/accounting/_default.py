@@ -1,22 +1,33 @@
 """The default accountant, which estimators given ``accountant=None`` spend from.
 
 Resolution order (at ``fit``): the innermost ``with BudgetAccountant(...)`` block of this
-process, else the accountant made default by ``set_default``, else the session's global ledger
-(``epsilon=inf``, ``delta=1``: it never refuses, it records).
+process, else the accountant made default by ``set_default``, else the default of the process
+that started this one (recursively), else the session's global ledger (``epsilon=inf``,
+``delta=1``: it never refuses, it records).
 
-Worker processes (joblib/loky, multiprocessing, subprocesses) must resolve the *same* default,
-or a ``with`` block around ``cross_val_score(..., n_jobs=2)`` would be a silent fork of the
-budget. The first process of a session that imports dpreg is its *root*: it names a private
-session directory in the environment variable ``DPREG_ACCOUNTING_SESSION``, which every process
-it starts inherits (whenever it was started: loky reuses workers across calls). The root
-publishes its current default there (a small JSON file naming the ledger's path and id,
-replaced atomically) and the global ledger lives there, so a worker reads the root's default
-at the moment it fits. A ``with`` block inside a worker applies to that worker only.
+Worker processes (joblib/loky, multiprocessing, subprocesses) must resolve the same default as
+the process that started them, or a ``with`` block around ``cross_val_score(..., n_jobs=2)``
+would be a silent fork of the budget. The mechanism:
+
+* A *session* is a private directory. The process that owns it publishes its current default
+  there (``default.json``, replaced atomically): the ledger's path and id, or "defer to the
+  session of my parent", or nothing (then the session's ``global.sqlite`` is the default).
+* The first dpreg process of a tree owns a session; so does any process that enters a ``with``
+  block or calls ``set_default`` (its own blocks must reach *its* workers). Every other process
+  follows the session of its parent.
+* Children find their parent's session through the environment variable
+  ``DPREG_ACCOUNTING_SESSION`` (inherited by processes started after it was set) and through a
+  per-user registry keyed by process id (``dpreg-sessions-<uid>`` in the temporary directory,
+  mode 0700, ignored if owned by someone else), which also reaches workers started *before*
+  their parent imported dpreg or entered a ``with`` block (loky keeps its workers across calls).
+
+Processes on other machines cannot reach any of this: give them an accountant with a ``path``.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import shutil
@@ -24,41 +35,149 @@ import tempfile
 import threading
 import uuid
 
+from ..exceptions import BudgetStoreError
 from ._store import LedgerStore
 
 ENV = "DPREG_ACCOUNTING_SESSION"
 _POINTER = "default.json"
 _GLOBAL = "global.sqlite"
 _GLOBAL_BUDGET = (float("inf"), 1.0, 0.0)
+_MAX_HOPS = 64
 
 _lock = threading.RLock()
 _stack = []  # accountants of active ``with`` blocks in this process, innermost last
 _base = None  # the accountant made default by set_default()
-_global = None  # cached global accountant of this session
+_pid = None  # the process the state below belongs to (a forked child inherits a copy)
+_own = None  # the session directory this process owns, or None
+_inherited = None  # the session directory of the parent, or None
+_globals = {}  # session directory -> its global accountant (cache)
 
 
-def _remove_session(directory, owner_pid):
-    if os.getpid() == owner_pid:
-        shutil.rmtree(directory, ignore_errors=True)
+# ------------------------------------------------------------------ the per-user registry
+def _registry():
+    uid = os.getuid() if hasattr(os, "getuid") else "user"  # Windows: %TEMP% is per user
+    return os.path.join(tempfile.gettempdir(), f"dpreg-sessions-{uid}")
 
 
-def _start_session():
-    if ENV not in os.environ:
-        directory = os.path.join(tempfile.gettempdir(), f"dpreg-session-{uuid.uuid4().hex}")
-        os.environ[ENV] = f"{os.getpid()}:{directory}"
-        atexit.register(_remove_session, directory, os.getpid())
+def _registry_is_ours(directory):
+    if not hasattr(os, "getuid"):
+        return os.path.isdir(directory)
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    # another user could plant a directory here to redirect our workers to their ledger
+    return st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
-def _session():
-    """``(is_root, directory)`` of this process's session."""
-    pid, _, directory = os.environ[ENV].partition(":")
-    return pid == str(os.getpid()), directory
+def _register():
+    """Record, under this pid, the session this process's children must follow."""
+    directory = _registry()
+    with contextlib.suppress(OSError):  # read-only temp dir: children rely on the variable
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        if not _registry_is_ours(directory):
+            return
+        _prune(directory)
+        entry = os.path.join(directory, str(os.getpid()))
+        tmp = f"{entry}.{uuid.uuid4().hex}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(_child_session())
+        os.replace(tmp, entry)
+        atexit.register(_remove, entry, os.getpid(), False)
 
 
-def _session_dir():
-    _, directory = _session()
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    return directory
+def _prune(directory):
+    """Drop entries of dead processes (workers killed at shutdown skip their atexit), so that
+    a reused pid does not lead its children to a dead session."""
+    if os.name != "posix":  # os.kill(pid, 0) probes only on POSIX (it terminates on Windows)
+        return
+    for name in os.listdir(directory):
+        if not name.isdigit():
+            continue
+        try:
+            os.kill(int(name), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(directory, name))
+        except OSError:  # alive but not ours to signal
+            pass
+
+
+def _parent_registered():
+    directory = _registry()
+    if not _registry_is_ours(directory):
+        return None
+    try:
+        with open(os.path.join(directory, str(os.getppid())), encoding="utf-8") as fh:
+            return fh.read() or None
+    except OSError:
+        return None
+
+
+def _remove(path, owner_pid, is_dir):
+    if os.getpid() != owner_pid:
+        return
+    if is_dir:
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+# ------------------------------------------------------------------ sessions
+def _child_session():
+    return _own or _inherited
+
+
+def _new_session():
+    global _own
+    _own = os.path.join(tempfile.gettempdir(), f"dpreg-session-{uuid.uuid4().hex}")
+    os.makedirs(_own, mode=0o700)
+    atexit.register(_remove, _own, os.getpid(), True)
+    os.environ[ENV] = _own
+    _register()
+    _publish()
+
+
+def _sync():
+    """Bring this process's view of its sessions up to date (fork, late parent import)."""
+    global _pid, _own, _inherited
+    if _pid != os.getpid():  # first call, or a forked child holding its parent's state
+        env = os.environ.get(ENV)
+        _pid, _own = os.getpid(), None
+        _inherited = _parent_registered() or env
+        if _inherited is None:
+            _new_session()
+        else:
+            os.environ[ENV] = _inherited
+            _register()
+        return
+    parent = _parent_registered()
+    if parent is not None and parent != _own and parent != _inherited:
+        _inherited = parent  # the parent imported dpreg or entered a ``with`` after we started
+        if _own is None:
+            os.environ[ENV] = parent
+            _register()
+        else:
+            _publish()
+
+
+def _publish():
+    """Owner only: write what this session's followers must use now."""
+    pointer = os.path.join(_own, _POINTER)
+    top = _stack[-1] if _stack else _base
+    if top is not None:
+        record = {"state": top.__getstate__()}
+    elif _inherited is not None:
+        record = {"defer": _inherited}
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(pointer)
+        return
+    tmp = f"{pointer}.{uuid.uuid4().hex}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(record, fh)
+    os.replace(tmp, pointer)  # atomic: a reader sees the old or the new default, never half
 
 
 def _from_state(state):
@@ -69,69 +188,59 @@ def _from_state(state):
     return acc
 
 
-def _publish():
-    """Root only: write the current explicit default for the session's other processes."""
-    is_root, _ = _session()
-    if not is_root:
-        return
-    top = _stack[-1] if _stack else _base
-    pointer = os.path.join(_session_dir(), _POINTER)
-    if top is None:
-        if os.path.exists(pointer):
-            os.unlink(pointer)
-        return
-    tmp = f"{pointer}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(top.__getstate__(), fh)
-    os.replace(tmp, pointer)  # atomic: a reader sees the old or the new default, never half
-
-
-def _published():
-    _, directory = _session()
-    try:
-        with open(os.path.join(directory, _POINTER), encoding="utf-8") as fh:
-            return _from_state(json.load(fh))
-    except FileNotFoundError:
-        return None
-
-
-def _global_accountant():
-    global _global
-    directory = _session_dir()
-    path = os.path.join(directory, _GLOBAL)
-    if _global is None or _global.path != path:
+def _global_accountant(session):
+    if session not in _globals:
+        os.makedirs(session, mode=0o700, exist_ok=True)
+        path = os.path.join(session, _GLOBAL)
         store, budget, _ = LedgerStore.create_or_open(path, _GLOBAL_BUDGET, 30.0, durable=False)
-        _global = _from_state(
-            {
-                "path": store.path,
-                "ledger_id": store.ledger_id,
-                "timeout": store.timeout,
-                "durable": False,
-                "budget": budget,
-            }
-        )
-    return _global
+        state = {
+            "path": store.path,
+            "ledger_id": store.ledger_id,
+            "timeout": store.timeout,
+            "durable": False,
+            "budget": budget,
+        }
+        _globals[session] = _from_state(state)
+    return _globals[session]
 
 
+def _follow(session):
+    for _ in range(_MAX_HOPS):
+        try:
+            with open(os.path.join(session, _POINTER), encoding="utf-8") as fh:
+                record = json.load(fh)
+        except FileNotFoundError:
+            return _global_accountant(session)
+        if "state" in record:
+            return _from_state(record["state"])
+        session = record["defer"]
+    raise BudgetStoreError("The default accountant's sessions form a cycle; pass an accountant.")
+
+
+# ------------------------------------------------------------------ public helpers
 def current():
     """The accountant ``accountant=None`` resolves to now."""
     with _lock:
+        _sync()
         if _stack:
             return _stack[-1]
         if _base is not None:
             return _base
-        is_root, _ = _session()
-        if not is_root:
-            published = _published()
-            if published is not None:
-                return published
-        return _global_accountant()
+        return _follow(_own or _inherited)
+
+
+def _changed():
+    _sync()
+    if _own is None:  # this process's own default must reach the workers it starts
+        _new_session()
+    else:
+        _publish()
 
 
 def push(acc):
     with _lock:
         _stack.append(acc)
-        _publish()
+        _changed()
 
 
 def pop(acc):
@@ -140,14 +249,15 @@ def pop(acc):
             if _stack[i] is acc:
                 del _stack[i]
                 break
-        _publish()
+        _changed()
 
 
 def set_base(acc):
     global _base
     with _lock:
         _base = acc
-        _publish()
+        _changed()
 
 
-_start_session()
+with _lock:
+    _sync()

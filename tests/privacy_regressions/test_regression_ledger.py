@@ -7,6 +7,8 @@ workers, which import dpreg from ``PYTHONPATH``: the fixture makes them import t
 
 import os
 import pickle
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -107,3 +109,31 @@ def test_item1_cross_validate_and_with_block_default_reach_workers(workers_impor
     explicit = BudgetAccountant(epsilon=10.0)
     cross_validate(_readme_model(explicit), X, y, cv=4, n_jobs=2)
     assert explicit.spent == (8.0, 0.0) and len(explicit) == 4
+
+
+_NOTEBOOK = """
+import os, warnings
+from joblib import Parallel, delayed
+Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(2))  # loky workers start before dpreg
+from sklearn.datasets import load_diabetes
+from sklearn.model_selection import cross_val_score
+from dpreg import BudgetAccountant, FunctionalLinearRegression
+X, y = load_diabetes(return_X_y=True)
+m = FunctionalLinearRegression(epsilon=2.0, bounds_X=(-0.2, 0.2), bounds_y=(25, 350))
+cross_val_score(m, X, y, cv=2, n_jobs=2)  # the workers import dpreg before any with block
+warnings.simplefilter("ignore")
+with BudgetAccountant(epsilon=3.0) as acc:
+    scores = cross_val_score(m, X, y, cv=5, n_jobs=2)
+print(int(sum(s != s for s in scores)), *acc.spent)
+"""
+
+
+def test_item1_with_block_reaches_workers_started_before_it():
+    """A notebook whose loky workers predate dpreg's import and the ``with`` block: no fork."""
+    env = {k: v for k, v in os.environ.items() if k != "DPREG_ACCOUNTING_SESSION"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    out = subprocess.run(
+        [sys.executable, "-c", _NOTEBOOK], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["4", "2.0", "0.0"]  # one fit admitted, four refused
