@@ -231,15 +231,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ validation
     def _resolve_accountant(self, inner):
-        acc = check_accountant(self.accountant)
-        if acc is not None:
-            return acc
+        if self.accountant is not None:
+            return check_accountant(self.accountant)
         found = {id(a): a for a in inner.values() if isinstance(a, BudgetAccountant)}
         if len(found) > 1:
             raise ValueError(
                 "The estimator's steps use different accountants; pass accountant= to the search."
             )
-        return next(iter(found.values()), None)
+        if found:
+            return next(iter(found.values()))
+        return check_accountant(None)  # the default accountant (a with-block or the global one)
 
     def _check(self):
         epsilon = check_epsilon(self.epsilon)
@@ -259,7 +260,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         """The nested epsilons rescaled to sum to ``eps_run``; nested accountants removed."""
         total = sum(float(v) for v in found["epsilon"].values())
         fixed = {k: eps_run * float(v) / total for k, v in found["epsilon"].items()}
-        fixed.update({k: None for k in found["accountant"]})
+        # The search itself is charged once; the runs inside it must not be charged again
+        # (an accountant=None step would resolve to the default ledger and double-count), so
+        # they record into a throwaway unlimited ledger.
+        if found["accountant"]:
+            scratch = BudgetAccountant()
+            fixed.update({k: scratch for k in found["accountant"]})
         return fixed
 
     # ------------------------------------------------------------------ fit

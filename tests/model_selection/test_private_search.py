@@ -87,7 +87,9 @@ def test_nested_epsilons_rescaled_and_nested_accountants_stripped():
     assert acc.ledger == [(1.2, 0.0)]  # the steps' accountant, charged once by the search
     est = search.best_estimator_
     assert est[0].epsilon == pytest.approx(0.1) and est[1].epsilon == pytest.approx(0.3)
-    assert est[0].accountant is None and est[1].accountant is None
+    # the released steps no longer point at the user's ledger (the search charged it once)
+    assert est[0].accountant is not acc and est[1].accountant is not acc
+    assert est[0].accountant is est[1].accountant
 
 
 def test_search_avoids_a_bad_candidate():
