@@ -107,9 +107,20 @@ class LpBall(Ball):
     True
     """
 
+    #: Largest finite exponent accepted. The log-space sampler forms ``log(U) * p``, which must
+    #: stay finite; above 1e300 the lp ball and the cube coincide in double precision anyway
+    #: (``dim ** (1 / p) - 1 < 1e-297``), and l-inf noise calibrated to the lp sensitivity is
+    #: private for the lp sensitivity (``||d||_inf <= ||d||_p``).
+    P_MAX = 1e300
+
     def __init__(self, p, dim):
         canon = check_norm(p, allow_ball=False)
         self.p = {"l1": 1.0, "l2": 2.0, "linf": np.inf}.get(canon, canon)
+        if np.isfinite(self.p) and self.p > self.P_MAX:
+            raise ValueError(
+                f"p={self.p:g} is above the largest supported finite exponent {self.P_MAX:g}; "
+                "for such p the lp ball equals the cube in double precision: use 'linf'."
+            )
         self.dim = check_dim(dim)
 
     def __repr__(self):

@@ -65,6 +65,14 @@ def test_lp_ball_in_one_dimension_is_the_uniform_interval(p):
     assert stats.kstest(U, stats.uniform(-1, 1.9).cdf).pvalue < P_MIN  # control
 
 
+@pytest.mark.parametrize("p", [1e100, 1e300])
+def test_lp_ball_astronomical_p_is_still_exact_or_refused(p):
+    U = LpBall(p, 3).sample_uniform(2000, random_state=8)
+    assert _degenerate_fraction(U) == 0.0
+    with pytest.raises(ValueError, match="use 'linf'"):
+        LpBall(1e301, 3)
+
+
 def test_lp_gauge_neither_overflows_nor_underflows():
     ball = LpBall(1000, 3)
     assert ball.norm(np.array([5.0, 1.0, 1.0])) == pytest.approx(5.0, rel=1e-12)
