@@ -444,8 +444,9 @@ def _release_chunk(sampler, values, e, rng):
         words = random_words(rng, (pending.size, q))
         k = (words >> np.uint64(11)).astype(np.float64)
         S = 1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)  # the lowest bit: a sign
-        Y, accept = prog(_FloatBackend, k, S)
-        cells, certain = _fast_cells(Y * (1.0 / g) + vfrac[pending])
+        with np.errstate(all="ignore"):  # inf/NaN balls are simply undecided
+            Y, accept = prog(_FloatBackend, k, S)
+            cells, certain = _fast_cells(Y * (1.0 / g) + vfrac[pending])
         row_ok = certain.all(axis=1) & exact[pending].all(axis=1)
         retry = np.zeros(pending.size, dtype=bool)
         if accept is not None:
