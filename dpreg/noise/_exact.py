@@ -434,10 +434,14 @@ def _release_chunk(sampler, values, e, rng):
     g = 2.0**e
     # value / g exactly (a power-of-two scaling), split into integer and fractional parts so
     # that x = frac + Y / g stays small and its cell is resolvable in float64
-    vg = np.ldexp(values, -e)
-    exact = np.isfinite(vg) & (np.ldexp(vg, e) == values)
-    vint = np.where(exact, np.floor(vg), 0.0)
-    vfrac = np.where(exact, vg - vint, 0.0)
+    with np.errstate(all="ignore"):
+        vg = values * 2.0**-e  # a power of two (e >= -1022): exact unless it over/underflows
+        # vg normal (or 0) and vg * g == values  =>  vg = values / g exactly
+        exact = np.isfinite(vg) & (vg * g == values) & ((vg == 0) | (np.abs(vg) >= 2.0**-1021))
+    if not exact.all():  # rows with such values go to the exact (arb) path
+        vg = np.where(exact, vg, 0.0)
+    vint = np.floor(vg)
+    vfrac = vg - vint  # exact
     out = np.empty_like(values)
     pending = np.arange(n_rows)
     while pending.size:
@@ -454,8 +458,11 @@ def _release_chunk(sampler, values, e, rng):
             retry = sign < 0
             row_ok &= sign > 0
         done = row_ok
-        rows = pending[done]
-        out[rows] = (vint[rows] + cells[done]) * g
+        if done.all() and pending.size == n_rows:  # the common case: one vectorised pass
+            out = (vint + cells) * g
+        else:
+            rows = pending[done]
+            out[rows] = (vint[rows] + cells[done]) * g
         for i in np.flatnonzero(~done & ~retry):
             row = pending[i]
             got = _slow_row(prog, q, words[i], values[row], e, rng, accept is not None)
