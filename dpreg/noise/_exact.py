@@ -151,9 +151,14 @@ class _FloatBackend:
         """
         q = k.shape[-1]
         slack = q * 2.0**-51
-        lo = np.prod(k * 2.0**-53, axis=-1, keepdims=True) * (1.0 - slack)
+        # column by column: numpy's reductions over a short last axis are slow
+        lo, hi = k[:, :1] * 2.0**-53, (k[:, :1] + 1.0) * 2.0**-53
+        for j in range(1, q):
+            lo *= k[:, j : j + 1] * 2.0**-53
+            hi *= (k[:, j : j + 1] + 1.0) * 2.0**-53
+        lo *= 1.0 - slack
         lo = np.where(lo < 2.0**-1000, 0.0, lo)  # near underflow: give up (slow path)
-        hi = np.prod((k + 1.0) * 2.0**-53, axis=-1, keepdims=True) * (1.0 + slack)
+        hi *= 1.0 + slack
         with np.errstate(divide="ignore"):
             a, b = -np.log(hi), -np.log(lo)
         m = 0.5 * (a + b)
@@ -318,9 +323,31 @@ def _knorm_linf(m, scale):
 
     def prog(bk, U, S):
         r = bk.gamma_sum(U[:, : m + 1]) * scale
+        if bk is _FloatBackend:
+            return _times_centred_float(r, U[:, m + 1 :]), None
         return r * bk.centred(U[:, m + 1 :]), None
 
     return prog, 2 * m + 1, m
+
+
+def _times_centred_float(r, k):
+    """Ball of ``r * (2W - 1)``, W in [k, k+1] 2^-53, for a row ball r (fewer passes).
+
+    2W - 1 = c + [-2^-53, 2^-53] with c = (2k + 1) 2^-53 - 1 exact, so |r (2W - 1) - r.m c| <=
+    r.r |c| + (r.m + r.r) 2^-53, plus one rounding of the product.
+    """
+    c = k * 2.0**-52
+    c += 2.0**-53 - 1.0  # exact: a multiple of 2^-53 in (-1, 1)
+    m = r.m * c
+    rad = np.abs(c)
+    rad *= r.r
+    rad += (r.m + r.r) * (2.0**-53 * _GROW)
+    rad *= _GROW
+    t = np.abs(m)
+    t *= _OP
+    rad += t
+    rad += _TINY
+    return _Ball(m, rad)
 
 
 def _knorm_l1_polar(m, scale):
@@ -467,7 +494,7 @@ def _slow_row(prog, q, words, value, e, rng, has_accept):
         ctx.prec = old_prec
 
 
-_CHUNK_WORDS = 16384  # temporaries that stay in cache: large arrays cost page faults
+_CHUNK_WORDS = 32768  # temporaries that stay in cache: large arrays cost page faults
 
 
 def _release(sampler, values, e, rng):
@@ -490,12 +517,14 @@ def _release_chunk(sampler, values, e, rng):
         vg = values * 2.0**-e  # a power of two (e >= -1022): exact unless it over/underflows
         # vg normal (or 0) and vg * g == values  =>  vg = values / g exactly
         exact = np.isfinite(vg) & (vg * g == values) & ((vg == 0) | (np.abs(vg) >= 2.0**-1021))
-    if not exact.all():  # rows with such values go to the exact (arb) path
+    all_exact = bool(exact.all())
+    if not all_exact:  # rows with such values go to the exact (arb) path
         vg = np.where(exact, vg, 0.0)
     vint = np.floor(vg)
     vfrac = vg - vint  # exact
     out = np.empty_like(values)
     pending = np.arange(n_rows)
+    first = True
     while pending.size:
         words = random_words(rng, (pending.size, q))
         k = (words >> np.uint64(11)).astype(np.float64)
@@ -507,7 +536,10 @@ def _release_chunk(sampler, values, e, rng):
         )
         with np.errstate(all="ignore"):  # inf/NaN balls are simply undecided
             Y, accept = prog(_FloatBackend, k, S)
-            cells, certain = _fast_cells(Y, 1.0 / g, vfrac[pending])
+            cells, certain = _fast_cells(Y, 1.0 / g, vfrac if first else vfrac[pending])
+        if first and accept is None and all_exact and certain.all():
+            return (vint + cells) * g  # the common case: every cell certain in one pass
+        first = False
         row_ok = certain.all(axis=1) & exact[pending].all(axis=1)
         retry = np.zeros(pending.size, dtype=bool)
         if accept is not None:
@@ -515,11 +547,8 @@ def _release_chunk(sampler, values, e, rng):
             retry = sign < 0
             row_ok &= sign > 0
         done = row_ok
-        if done.all() and pending.size == n_rows:  # the common case: one vectorised pass
-            out = (vint + cells) * g
-        else:
-            rows = pending[done]
-            out[rows] = (vint[rows] + cells[done]) * g
+        rows = pending[done]
+        out[rows] = (vint[rows] + cells[done]) * g
         for i in np.flatnonzero(~done & ~retry):
             row = pending[i]
             got = _slow_row(prog, q, words[i], values[row], e, rng, accept is not None)
