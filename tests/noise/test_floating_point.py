@@ -117,6 +117,18 @@ def test_low_bit_distinguishers_find_no_gap(name):
     assert _low_bit_events(z1)["off grid 2^-53"].mean() == 0.0
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["laplace", "gaussian", "flipped_huber", "knorm_linf"])
+def test_low_bit_distinguishers_long(name):
+    """Ten times more draws: a gap of 0.002 would show."""
+    release, shift, delta = MECHS[name]
+    n = 10 * N_DRAWS
+    v0 = np.zeros((n, shift.size))
+    z0 = np.asarray(release(v0)).reshape(n, -1)[:, 0]
+    z1 = np.asarray(release(v0 + shift)).reshape(n, -1)[:, 0]
+    assert _dp_violations(z0, z1, EPS, delta) == {}
+
+
 def _float_reference(name, rng):
     """The plain float64 samplers of the old code (value + noise in floats)."""
     if name == "laplace":
