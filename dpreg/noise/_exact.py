@@ -615,7 +615,7 @@ def release_laplace(value, sensitivity, epsilon, rng):
     scale = _up(sensitivity / epsilon)
     arr, rows = _rows(value, 1)
     e = grid_exponent(scale)
-    return _release(_laplace(scale), rows, e, rng).reshape(arr.shape)
+    return _release(_laplace(scale), rows, e, rng).reshape(arr.shape)[()]
 
 
 def release_gaussian(value, sigma, rng):
@@ -625,7 +625,7 @@ def release_gaussian(value, sigma, rng):
     padded = np.concatenate([flat, np.zeros(flat.size % 2)]).reshape(-1, 2)
     e = grid_exponent(sigma)
     out = _release(_gaussian(float(sigma)), padded, e, rng).ravel()[: flat.size]
-    return out.reshape(arr.shape)
+    return out.reshape(arr.shape)[()]
 
 
 def release_knorm(value, p, dim, sensitivity, epsilon, rng, polar=False):
@@ -639,19 +639,21 @@ def release_knorm(value, p, dim, sensitivity, epsilon, rng, polar=False):
     arr, rows = _rows(value, dim)
     e = grid_exponent(scale)
     if p == 1 and not polar:
-        return _release(_laplace(scale), rows.reshape(-1, 1), e, rng).reshape(arr.shape)
+        return _release(_laplace(scale), rows.reshape(-1, 1), e, rng).reshape(arr.shape)[()]
     sampler = {1: _knorm_l1_polar, 2: _knorm_l2, math.inf: _knorm_linf}[p](dim, scale)
-    return _release(sampler, rows, e, rng).reshape(arr.shape)
+    return _release(sampler, rows, e, rng).reshape(arr.shape)[()]
 
 
 def release_flipped_huber(value, b, gamma, rng):
     """``value + gamma * S`` per coordinate, S exactly of density prop. to exp(-rho_b(s)).
 
-    ``b`` is the shape ``alpha / gamma`` exactly as the float the calibration used.
+    ``b`` is the shape ``alpha / gamma`` exactly as the float the calibration used. The grid
+    follows the smaller of the two public scales of the law: ``gamma`` (Gaussian tails) and
+    ``gamma / b`` (the Laplace core), so it is fine for Laplace-like shapes too.
     """
     arr, rows = _rows(value, 1)
-    e = grid_exponent(gamma)
-    return _release(_flipped_huber(float(b), float(gamma)), rows, e, rng).reshape(arr.shape)
+    e = grid_exponent(gamma * min(1.0, 1.0 / b) if b > 0 else gamma)
+    return _release(_flipped_huber(float(b), float(gamma)), rows, e, rng).reshape(arr.shape)[()]
 
 
 def hardened_p(ball):
@@ -683,7 +685,7 @@ def release_knorm_ball(value, ball, sensitivity, epsilon, rng, polar=False):
     scale = _up(sensitivity / epsilon)
     arr, rows = _rows(value, ball.dim)
     noisy = rows + float_knorm_sample(ball, scale, rows.shape[0], rng)
-    return snap(noisy, scale).reshape(arr.shape)
+    return snap(noisy, scale).reshape(arr.shape)[()]
 
 
 def snap(value, scale):

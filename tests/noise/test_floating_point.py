@@ -192,6 +192,16 @@ def test_flipped_huber_rejection_sampler_law(b):
     assert stats.kstest(s, FlippedHuber(b, 1.0).cdf).pvalue > 1e-3
 
 
+def test_flipped_huber_grid_follows_the_laplace_core_scale():
+    """A Laplace-like calibration (huge b, gamma) must not get a grid as coarse as gamma."""
+    mech = FlippedHuberMechanism(1.0, 1e-5, 1.0, dim=2, random_state=0)
+    assert mech.distribution.b > 1e3
+    z = mech.sample(2000).ravel()
+    core_scale = mech.gamma / mech.distribution.b
+    assert len(np.unique(z)) > 1990
+    assert np.all(z * 2.0 ** -grid_exponent(core_scale) % 1.0 == 0.0)
+
+
 def test_accuracy_cost_of_the_grid_is_negligible():
     """Rounding to the grid moves a release by at most g/2 = scale 2^-25."""
     for scale in (1e-6, 0.3, 1.0, 7.0, 1e8):
