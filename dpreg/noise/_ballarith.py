@@ -150,11 +150,13 @@ class _FloatBackend:
         """
         q = k.shape[-1]
         slack = q * 2.0**-51
-        # column by column: numpy's reductions over a short last axis are slow
-        lo, hi = k[:, :1] * 2.0**-53, (k[:, :1] + 1.0) * 2.0**-53
-        for j in range(1, q):
-            lo *= k[:, j : j + 1] * 2.0**-53
-            hi *= (k[:, j : j + 1] + 1.0) * 2.0**-53
+        # reduce along the first axis of a C-contiguous (q, rows) copy: numpy's reductions
+        # over a short last axis are slow
+        a = np.ascontiguousarray(k.T)
+        a *= 2.0**-53  # exact
+        lo = np.prod(a, axis=0)[:, None]
+        a += 2.0**-53  # exact: (k + 1) 2^-53, at most 1
+        hi = np.prod(a, axis=0)[:, None]
         lo *= 1.0 - slack
         lo = np.where(lo < 2.0**-1000, 0.0, lo)  # near underflow: give up (slow path)
         hi *= 1.0 + slack

@@ -278,8 +278,11 @@ def _release_chunk(sampler, values, e, rng):
     # that x = frac + Y / g stays small and its cell is resolvable in float64
     with np.errstate(all="ignore"):
         vg = values * 2.0**-e  # a power of two (e >= -1022): exact unless it over/underflows
-        # vg normal (or 0) and vg * g == values  =>  vg = values / g exactly
-        exact = np.isfinite(vg) & (vg * g == values) & ((vg == 0) | (np.abs(vg) >= 2.0**-1021))
+        # vg * g == values (so vg is finite) and, when scaling down (e > 0), vg normal or 0
+        # => vg = values / g exactly; scaling up (e <= 0) never rounds short of overflow
+        exact = vg * g == values
+        if e > 0:
+            exact &= (vg == 0) | (np.abs(vg) >= 2.0**-1021)
     all_exact = bool(exact.all())
     if not all_exact:  # rows with such values go to the exact (arb) path
         vg = np.where(exact, vg, 0.0)
