@@ -207,11 +207,21 @@ class _FloatBackend:
 
     @staticmethod
     def sum(x, axis):
-        m = x.m.sum(axis=axis, keepdims=True)
-        k = x.m.shape[axis]
-        # any summation order: |error| <= gamma_{k-1} sum |x_i| (Higham, eq. 4.4)
-        err = (k * 2.0**-52) * np.abs(x.m).sum(axis=axis, keepdims=True)
-        return _Ball(m, _grow(x.r.sum(axis=axis, keepdims=True) * _GROW + err, m))
+        """Sum over the last axis of 2-D balls (``axis`` must be 1 or -1), kept as a column.
+
+        Reduced over a contiguous copy of the transpose: numpy's reductions over a short last
+        axis are slow. Any summation order: |error| <= gamma_{k-1} sum |x_i| (Higham, 4.4).
+        """
+        if x.m.ndim != 2 or axis not in (1, -1):
+            raise ValueError("_FloatBackend.sum sums the last axis of 2-D balls only.")
+
+        def total(a):
+            return np.ascontiguousarray(a.T).sum(axis=0)[:, None]
+
+        k = x.m.shape[1]
+        m = total(x.m)
+        err = (k * 2.0**-52) * total(np.abs(x.m))
+        return _Ball(m, _grow(total(x.r) * _GROW + err, m))
 
     @staticmethod
     def concat(parts, axis):
