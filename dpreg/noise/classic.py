@@ -8,7 +8,9 @@ import mpmath
 import numpy as np
 from scipy import optimize, special
 
-from .._validation import check_delta, check_epsilon, check_random_state, check_sensitivity
+from .._random import check_random_state
+from .._validation import check_delta, check_epsilon, check_sensitivity
+from . import _exact
 
 
 class LaplaceMechanism:
@@ -48,11 +50,17 @@ class LaplaceMechanism:
         return 2.0 * self.scale**2
 
     def sample(self, size=None):
-        return self._rng.laplace(0.0, self.scale, size=size)
+        """Noise alone, on the release grid (``randomise`` of zeros; see ``randomise``)."""
+        out = self.randomise(np.zeros(() if size is None else size))
+        return float(out) if size is None else out
 
     def randomise(self, value):
-        value = np.asarray(value, dtype=float)
-        return value + self.sample(size=value.shape or None)
+        """``value + Laplace noise``, released exactly on a public power-of-two grid.
+
+        Floating-point safe: the output is the ideal real-valued mechanism's output rounded
+        to the grid (``docs/floating_point.md``); ``value`` must be finite.
+        """
+        return _exact.release_laplace(value, self.sensitivity, self.epsilon, self._rng)
 
     randomize = randomise
 
@@ -172,11 +180,16 @@ class GaussianMechanism:
         return self.sigma**2
 
     def sample(self, size=None):
-        return self._rng.normal(0.0, self.sigma, size=size)
+        """Noise alone, on the release grid (``randomise`` of zeros; see ``randomise``)."""
+        out = self.randomise(np.zeros(() if size is None else size))
+        return float(out) if size is None else out
 
     def randomise(self, value):
-        value = np.asarray(value, dtype=float)
-        return value + self.sample(size=value.shape or None)
+        """``value + N(0, sigma^2)``, released exactly on a public power-of-two grid.
+
+        Floating-point safe (``docs/floating_point.md``); ``value`` must be finite.
+        """
+        return _exact.release_gaussian(value, self.sigma, self._rng)
 
     randomize = randomise
 

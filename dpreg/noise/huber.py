@@ -42,13 +42,9 @@ import numbers
 import numpy as np
 from scipy import stats
 
-from .._validation import (
-    check_delta,
-    check_dim,
-    check_epsilon,
-    check_random_state,
-    check_sensitivity,
-)
+from .._random import check_random_state
+from .._validation import check_delta, check_dim, check_epsilon, check_sensitivity
+from . import _exact
 from . import _huber_calibration as _hc
 
 
@@ -341,19 +337,25 @@ class FlippedHuberMechanism:
             shape = (int(size), self.dim)
         else:
             shape = (*tuple(size), self.dim)
-        return self.distribution.rvs(size=shape, random_state=self._rng)
+        return self.randomise(np.zeros(shape))
 
     def randomise(self, value):
-        """``value + noise``; ``value`` is a scalar (dim 1) or an array whose last axis is dim."""
+        """``value + noise``; ``value`` is a scalar (dim 1) or an array whose last axis is dim.
+
+        Released exactly on a public power-of-two grid (exact rejection sampler, floating-
+        point safe: ``docs/floating_point.md``); ``value`` must be finite.
+        """
         value = np.asarray(value, dtype=float)
         if value.ndim == 0:
             if self.dim != 1:
                 raise ValueError(f"A scalar value needs dim == 1, got dim={self.dim}.")
-            return float(value + self.distribution.rvs(random_state=self._rng))
-        if value.shape[-1] != self.dim:
+        elif value.shape[-1] != self.dim:
             raise ValueError(
                 f"value has last dimension {value.shape[-1]}, expected dim={self.dim}."
             )
-        return value + self.distribution.rvs(size=value.shape, random_state=self._rng)
+        out = _exact.release_flipped_huber(
+            value, self.distribution.b, self.distribution.gamma, self._rng
+        )
+        return float(out) if value.ndim == 0 else out
 
     randomize = randomise

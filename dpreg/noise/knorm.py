@@ -24,8 +24,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from .._validation import check_dim, check_epsilon, check_random_state, check_sensitivity
-from .balls import LpBall, _size_shape, make_ball
+from .._random import check_random_state
+from .._validation import check_dim, check_epsilon, check_sensitivity
+from . import _exact
+from .balls import _size_shape, make_ball
 
 
 class KNormMechanism:
@@ -87,22 +89,34 @@ class KNormMechanism:
         """The exact law of ``||V||_K`` as a frozen scipy distribution (for tests and users)."""
         return stats.gamma(a=self.dim, scale=self.scale)
 
+    @property
+    def floating_point_safe(self):
+        """Whether ``randomise`` is certified on real hardware (l1, l2 and linf balls).
+
+        Other balls are snapped to the same grid but not certified: see
+        ``docs/floating_point.md``.
+        """
+        return _exact.hardened_p(self.ball) is not None
+
     def sample(self, size=None):
-        """Draw noise of shape ``(dim,)`` (``size=None``) or ``size + (dim,)``."""
-        shape, n = _size_shape(size, self.dim)
-        if self.method == "auto" and isinstance(self.ball, LpBall) and self.ball.p == 1.0:
-            # The l1 K-norm density factorises: iid Laplace(b) coordinates (same law, faster).
-            return self._rng.laplace(0.0, self.scale, size=shape)
-        r = self._rng.gamma(self.dim + 1.0, self.scale, size=(n, 1))
-        u = self.ball.sample_uniform(n, random_state=self._rng)
-        return (r * u).reshape(shape)
+        """Noise of shape ``(dim,)`` (``size=None``) or ``size + (dim,)``: ``randomise`` of 0."""
+        shape, _ = _size_shape(size, self.dim)
+        return self.randomise(np.zeros(shape))
 
     def randomise(self, value):
-        """Return ``value + noise`` (``value`` has ``dim`` entries)."""
+        """Return ``value + noise`` (``value`` has ``dim`` entries) on a public grid.
+
+        For the l1, l2 and linf balls the output is exactly the ideal mechanism's output
+        rounded to a power-of-two grid (floating-point safe, ``docs/floating_point.md``);
+        ``value`` must be finite. l1 uses iid Laplace coordinates (same law) unless
+        ``method="polar"``.
+        """
         value = np.asarray(value, dtype=float)
         if value.shape[-1:] != (self.dim,) and not (self.dim == 1 and value.ndim == 0):
             raise ValueError(f"value must have {self.dim} entries, got shape {value.shape}.")
-        return value + self.sample(size=value.shape[:-1] or None).reshape(value.shape)
+        return _exact.release_knorm_ball(
+            value, self.ball, self.sensitivity, self.epsilon, self._rng, self.method == "polar"
+        )
 
     randomize = randomise
 

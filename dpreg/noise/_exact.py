@@ -1,0 +1,441 @@
+"""Exact grid releases: ``g * round((value + Y) / g)`` with Y the *ideal* real-valued noise.
+
+The threat and the full derivation are in ``docs/floating_point.md``; in short:
+
+1. Every hardened sampler is a fixed function ``Y = F(U_1, ..., U_q, s_1, ..., s_q)`` of
+   independent *real* uniforms ``U_j`` on (0, 1) and fair signs ``s_j`` whose law is exactly
+   the noise law (Laplace: ``-log U``; Gamma(k) radius: ``-sum log U_j``; Gaussian:
+   Box--Muller; cube coordinates ``2U - 1``; flipped Huber: exact rejection sampling).
+2. A uniform is drawn lazily: the top 53 bits of a random 64-bit word pin ``U`` to a dyadic
+   interval of width ``2**-53``; its lowest bit is the sign ``s`` (independent bits).
+3. The release is the integer ``N = round((value + Y) / g)`` (``g = 2**e`` public). We
+   evaluate F in *ball arithmetic* -- a midpoint and a rigorous error radius, covering both
+   the width of the uniforms' intervals and every rounding error -- first vectorised in
+   float64 (fast path), and, for the rare elements whose ball straddles a rounding boundary
+   ``(N + 1/2) g``, in python-flint's ``arb`` with 64 more random bits per uniform each round
+   (slow path), until the ball is inside one cell. ``N`` is then *exactly* the integer the
+   ideal real-valued mechanism would produce: the output law is the law of a post-processed
+   ideal mechanism, so its (epsilon, delta) guarantee carries over with no inflation.
+4. The ball arithmetic and its stated assumption about libm accuracy (``np.log``,
+   ``np.cos``, ``np.sin`` within ``2**-44``) are in :mod:`dpreg.noise._ballarith`.
+
+The released float is ``fl(N) * g`` -- a deterministic function of N (post-processing).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._random import random_words
+from ._ballarith import _GROW, _LIBM_REL, _OP, _TINY, _ArbBackend, _Ball, _FloatBackend
+from ._grid import grid_exponent
+from .balls import LpBall
+
+__all__ = [
+    "release_flipped_huber",
+    "release_gaussian",
+    "release_knorm",
+    "release_laplace",
+]
+
+_SLOW_EXTRA_BITS = 64
+
+
+# ---------------------------------------------------------------------------------------------
+# the samplers, written once for both backends: prog(bk, U, S) -> (Y, accept margin or None)
+# U: uniform handles of shape (rows, q); S: fair signs (+-1.0) of the same shape.
+# ---------------------------------------------------------------------------------------------
+def _laplace(scale):
+    """One coordinate per row: ``s * scale * (-log U)`` is Laplace(scale)."""
+
+    def prog(bk, U, S):
+        if bk is _FloatBackend:  # the same ball as the generic code, with fewer passes
+            return _laplace_float(U, S, scale), None
+        return bk.neglog(U) * (S * scale), None
+
+    prog.signs = True
+    return prog, 1, 1
+
+
+def _laplace_float(k, S, scale):
+    """Ball of ``S * scale * (-log U)``, U in [k, k+1] 2^-53 (see ``_FloatBackend.neglog``).
+
+    -log U = m0 + [0, 1/k] with m0 = -log((k+1) 2^-53) within a relative 2^-44 (libm) and two
+    roundings; the product by ``S * scale`` adds one rounding.
+    """
+    with np.errstate(divide="ignore"):
+        half = 0.5 / k
+    m0 = np.log((k + 1.0) * 2.0**-53)
+    np.negative(m0, out=m0)
+    r = np.abs(m0)
+    r *= _LIBM_REL + 2 * _OP
+    r += half
+    m0 += half
+    m0 *= S * scale
+    r *= _GROW * scale
+    t = np.abs(m0)
+    t *= _OP
+    r += t
+    r += _TINY
+    return _Ball(m0, r)
+
+
+def _knorm_linf(m, scale):
+    """``r * (2W - 1)``: r ~ Gamma(m + 1, scale) (sum of m + 1 exponentials), W uniform."""
+
+    def prog(bk, U, S):
+        r = bk.gamma_sum(U[:, : m + 1]) * scale
+        if bk is _FloatBackend:
+            return _times_centred_float(r, U[:, m + 1 :]), None
+        return r * bk.centred(U[:, m + 1 :]), None
+
+    return prog, 2 * m + 1, m
+
+
+def _times_centred_float(r, k):
+    """Ball of ``r * (2W - 1)``, W in [k, k+1] 2^-53, for a row ball r (fewer passes).
+
+    2W - 1 = c + [-2^-53, 2^-53] with c = (2k + 1) 2^-53 - 1 exact, so |r (2W - 1) - r.m c| <=
+    r.r |c| + (r.m + r.r) 2^-53, plus one rounding of the product.
+    """
+    c = k * 2.0**-52
+    c += 2.0**-53 - 1.0  # exact: a multiple of 2^-53 in (-1, 1)
+    m = r.m * c
+    rad = np.abs(c)
+    rad *= r.r
+    rad += (r.m + r.r) * (2.0**-53 * _GROW)
+    rad *= _GROW
+    t = np.abs(m)
+    t *= _OP
+    rad += t
+    rad += _TINY
+    return _Ball(m, rad)
+
+
+def _knorm_l1_polar(m, scale):
+    """``r * s_i E_i / (E_0 + ... + E_m)``: a uniform point of the l1 ball (Dirichlet)."""
+
+    def prog(bk, U, S):
+        r = bk.gamma_sum(U[:, : m + 1]) * scale
+        e = bk.neglog(U[:, m + 1 :])
+        total = bk.sum(e, axis=1)
+        return r * (e[:, 1:] * S[:, m + 2 :]) / total, None
+
+    prog.signs = True
+    return prog, 2 * m + 2, m
+
+
+def _gaussian_pairs(bk, A, B):
+    """Box--Muller: two independent N(0, 1) per (A, B) pair, as columns [cos..., sin...]."""
+    return bk.gaussian_pairs(A, B)
+
+
+def _knorm_l2(m, scale):
+    """``R * G / ||G||_2``: R ~ Gamma(m, scale), G standard Gaussian (uniform direction)."""
+    p = (m + 1) // 2
+
+    def prog(bk, U, S):
+        R = bk.gamma_sum(U[:, :m]) * scale
+        G = _gaussian_pairs(bk, U[:, m : m + p], U[:, m + p :])[:, :m]
+        # one row factor R / ||G|| times G: fewer per-coordinate operations than R * (G / ||G||)
+        return (R / bk.sqrt(bk.sum(G * G, axis=1))) * G, None
+
+    return prog, m + 2 * p, m
+
+
+def _gaussian(sigma):
+    """Two N(0, sigma^2) coordinates per row (Box--Muller)."""
+
+    def prog(bk, U, S):
+        return _gaussian_pairs(bk, U[:, :1], U[:, 1:]) * sigma, None
+
+    return prog, 2, 2
+
+
+# proposal switch: Laplace(rate b) accepts Z b / 2, N(0, 1) accepts Z / sqrt(2 pi) (Z the
+# normaliser of exp(-rho_b)); the Laplace proposal wins iff b > 2 / sqrt(2 pi). Public.
+_FH_SWITCH = 2.0 / math.sqrt(2.0 * math.pi)
+
+
+def _flipped_huber(b, gamma):
+    """Exact rejection sampler of FH with shape b (density prop. to exp(-rho_b(t))) times gamma.
+
+    * b > 0.798: propose S = s E / b (Laplace, rate b); ``exp(-rho_b(S) + b|S|) =
+      exp(-max(|S| - b, 0)^2 / 2)``; accept iff ``E' >= max(|S| - b, 0)^2 / 2``, E' ~ Exp(1).
+    * otherwise: propose Z ~ N(0, 1); ``exp(-rho_b(Z) + Z^2/2) = exp(-D)`` with
+      ``D = t (b - t/2)``, ``t = min(|Z|, b)``; accept iff ``E' >= D``.
+    Both ratios are <= 1 and the accept test is decided exactly like the cells.
+    """
+    if b > _FH_SWITCH:
+
+        def prog(bk, U, S):
+            mag = bk.neglog(U[:, :1]) * (1.0 / b)
+            t = bk.maximum(mag - b, 0.0)
+            accept = bk.neglog(U[:, 1:]) - t * t * 0.5
+            return mag * (S[:, :1] * gamma), accept
+
+        prog.signs = True
+        return prog, 2, 1
+
+    def prog(bk, U, S):
+        z = _gaussian_pairs(bk, U[:, :1], U[:, 1:2])[:, :1]
+        t = bk.minimum(bk.abs(z), b)
+        accept = bk.neglog(U[:, 2:]) - t * (b - t * 0.5)
+        return z * gamma, accept
+
+    return prog, 3, 1
+
+
+# ---------------------------------------------------------------------------------------------
+# the engine
+# ---------------------------------------------------------------------------------------------
+def _fast_cells(Y, inv_g, frac):
+    """Cells ``round(Y / g + frac)`` of the balls Y and whether each is certain (float64).
+
+    ``inv_g`` is a power of two, so ``Y.m * inv_g`` is exact unless it over/underflows (an
+    infinite midpoint is undecided; ``_TINY`` covers underflow); the addition of the exact
+    ``frac`` rounds once. The cell is certain when the ball avoids both half-integers.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = Y.m * inv_g
+        m += frac
+        r = Y.r * (inv_g * _GROW)
+        t = np.abs(m)
+        t *= _OP
+        r += t
+        r *= 1.0001
+        r += 2.0**-50 + _TINY
+        n = np.round(m)
+        f = m - n  # exact for |m| < 2**51 (Sterbenz)
+        np.abs(f, out=f)
+        np.subtract(0.5, f, out=f)
+        certain = (f > r) & (np.abs(m) < 2.0**51)  # False for NaN and inf
+    return n, certain
+
+
+def _fast_sign(a):
+    """+1 where the ball is certainly > 0, -1 certainly < 0, 0 undecided."""
+    with np.errstate(invalid="ignore"):
+        bound = a.r * 1.0001 + _TINY
+        return np.where(a.m > bound, 1, np.where(-a.m > bound, -1, 0))
+
+
+def _slow_row(prog, q, words, value, e, rng, has_accept):
+    """Refine one row in arb until decided: returns the integer cells, or None (rejected)."""
+    from flint import arb, ctx
+
+    signs = np.where((words & np.uint64(1)) == 1, -1.0, 1.0)[None, :]
+    nums = [int(w) >> 11 for w in words]
+    bits = 53
+    old_prec = ctx.prec
+    try:
+        while True:
+            extra = random_words(rng, q)
+            nums = [(nk << _SLOW_EXTRA_BITS) | int(w) for nk, w in zip(nums, extra)]
+            bits += _SLOW_EXTRA_BITS
+            ctx.prec = bits + 64
+            half = arb(2) ** (-(bits + 1))
+            U = np.empty((1, q), dtype=object)
+            for j, nk in enumerate(nums):
+                U[0, j] = arb(arb(2 * nk + 1) * half, half)  # [nk, nk + 1] / 2^bits
+            Y, accept = prog(_ArbBackend, U, signs)
+            if has_accept:
+                acc = accept[0, 0]
+                if acc < 0:
+                    return None
+                if not acc > 0:
+                    continue
+            g = arb(2) ** e
+            cells = [
+                ((arb(value[i]) + Y[0, i]) / g + 0.5).floor().unique_fmpz()
+                for i in range(Y.shape[1])
+            ]
+            if all(c is not None for c in cells):
+                return [int(c) for c in cells]
+    finally:
+        ctx.prec = old_prec
+
+
+_CHUNK_WORDS = 32768  # temporaries that stay in cache: large arrays cost page faults
+
+
+def _release(sampler, values, e, rng):
+    """Run ``sampler = (prog, q, m)`` on every row of ``values`` (shape (n, m)), by chunks."""
+    step = max(1, _CHUNK_WORDS // sampler[1])
+    if values.shape[0] <= step:
+        return _release_chunk(sampler, values, e, rng)
+    return np.concatenate(
+        [_release_chunk(sampler, values[i : i + step], e, rng) for i in range(0, len(values), step)]
+    )
+
+
+def _release_chunk(sampler, values, e, rng):
+    prog, q, m = sampler
+    n_rows = values.shape[0]
+    g = 2.0**e
+    # value / g exactly (a power-of-two scaling), split into integer and fractional parts so
+    # that x = frac + Y / g stays small and its cell is resolvable in float64
+    with np.errstate(all="ignore"):
+        vg = values * 2.0**-e  # a power of two (e >= -1022): exact unless it over/underflows
+        # vg * g == values (so vg is finite) and, when scaling down (e > 0), vg normal or 0
+        # => vg = values / g exactly; scaling up (e <= 0) never rounds short of overflow
+        exact = vg * g == values
+        if e > 0:
+            exact &= (vg == 0) | (np.abs(vg) >= 2.0**-1021)
+    all_exact = bool(exact.all())
+    if not all_exact:  # rows with such values go to the exact (arb) path
+        vg = np.where(exact, vg, 0.0)
+    vint = np.floor(vg)
+    vfrac = vg - vint  # exact
+    out = np.empty_like(values)
+    pending = np.arange(n_rows)
+    first = True
+    while pending.size:
+        words = random_words(rng, (pending.size, q))
+        k = (words >> np.uint64(11)).astype(np.float64)
+        # the lowest bit of each word is a fair sign, independent of the top 53 bits
+        S = (
+            1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)
+            if getattr(prog, "signs", False)
+            else None
+        )
+        with np.errstate(all="ignore"):  # inf/NaN balls are simply undecided
+            Y, accept = prog(_FloatBackend, k, S)
+            cells, certain = _fast_cells(Y, 1.0 / g, vfrac if first else vfrac[pending])
+        if first and accept is None and all_exact and certain.all():
+            return (vint + cells) * g  # the common case: every cell certain in one pass
+        first = False
+        row_ok = certain.all(axis=1) & exact[pending].all(axis=1)
+        retry = np.zeros(pending.size, dtype=bool)
+        if accept is not None:
+            sign = _fast_sign(accept)[:, 0]
+            retry = sign < 0
+            row_ok &= sign > 0
+        done = row_ok
+        rows = pending[done]
+        out[rows] = (vint[rows] + cells[done]) * g
+        for i in np.flatnonzero(~done & ~retry):
+            row = pending[i]
+            got = _slow_row(prog, q, words[i], values[row], e, rng, accept is not None)
+            if got is None:
+                retry[i] = True
+            else:
+                out[row] = np.array([float(c) for c in got]) * g
+        pending = pending[retry]
+    return out
+
+
+def _rows(value, m):
+    """``value`` as rows of m coordinates (validated: finite floats)."""
+    arr = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("The value to randomise must be finite (no NaN or inf).")
+    return arr, arr.reshape(-1, m)
+
+
+def _up(x):
+    """A float >= the real number that ``x`` (a correctly rounded result) approximates."""
+    return float(np.nextafter(x, np.inf))
+
+
+def release_laplace(value, sensitivity, epsilon, rng):
+    """``value + Laplace(sensitivity / epsilon)`` per coordinate, released exactly on a grid.
+
+    The scale is ``fl(sensitivity / epsilon)`` rounded *up* one ulp, so it is at least the
+    real ``sensitivity / epsilon``: the release is exactly epsilon-DP for an l1 sensitivity
+    ``sensitivity`` of the (float) value, with no inflation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg.noise._exact import release_laplace
+    >>> z = release_laplace(np.zeros(3), 1.0, 1.0, np.random.default_rng(0))
+    >>> bool(np.all(z * 2.0**24 == np.round(z * 2.0**24)))
+    True
+    """
+    scale = _up(sensitivity / epsilon)
+    arr, rows = _rows(value, 1)
+    e = grid_exponent(scale)
+    return _release(_laplace(scale), rows, e, rng).reshape(arr.shape)[()]
+
+
+def release_gaussian(value, sigma, rng):
+    """``value + N(0, sigma^2)`` per coordinate, released exactly on a grid (Box--Muller)."""
+    arr = np.asarray(value, dtype=float)
+    flat = _rows(arr, 1)[1].ravel()
+    padded = np.concatenate([flat, np.zeros(flat.size % 2)]).reshape(-1, 2)
+    e = grid_exponent(sigma)
+    out = _release(_gaussian(float(sigma)), padded, e, rng).ravel()[: flat.size]
+    return out.reshape(arr.shape)[()]
+
+
+def release_knorm(value, p, dim, sensitivity, epsilon, rng, polar=False):
+    """K-norm release for the l1 (``p=1``), l2 (``p=2``) and linf (``p=inf``) balls.
+
+    ``value`` has shape ``(..., dim)``. The scale ``sensitivity / epsilon`` is rounded up.
+    l1 uses iid Laplace coordinates (or, ``polar=True``, the ``r * U`` sampler with U uniform
+    in the cross-polytope through normalised exponentials -- the same law).
+    """
+    scale = _up(sensitivity / epsilon)
+    arr, rows = _rows(value, dim)
+    e = grid_exponent(scale)
+    if p == 1 and not polar:
+        return _release(_laplace(scale), rows.reshape(-1, 1), e, rng).reshape(arr.shape)[()]
+    sampler = {1: _knorm_l1_polar, 2: _knorm_l2, math.inf: _knorm_linf}[p](dim, scale)
+    return _release(sampler, rows, e, rng).reshape(arr.shape)[()]
+
+
+def release_flipped_huber(value, b, gamma, rng):
+    """``value + gamma * S`` per coordinate, S exactly of density prop. to exp(-rho_b(s)).
+
+    ``b`` is the shape ``alpha / gamma`` exactly as the float the calibration used. The grid
+    follows the smaller of the two public scales of the law: ``gamma`` (Gaussian tails) and
+    ``gamma / b`` (the Laplace core), so it is fine for Laplace-like shapes too.
+    """
+    arr, rows = _rows(value, 1)
+    e = grid_exponent(gamma * min(1.0, 1.0 / b) if b > 0 else gamma)
+    return _release(_flipped_huber(float(b), float(gamma)), rows, e, rng).reshape(arr.shape)[()]
+
+
+def hardened_p(ball):
+    """The p of an l1/l2/linf ball (the balls with an exact grid release), else None."""
+    return ball.p if isinstance(ball, LpBall) and ball.p in (1.0, 2.0, math.inf) else None
+
+
+def float_knorm_sample(ball, scale, n, rng):
+    """The plain float64 K-norm sampler ``r * U`` (r ~ Gamma(dim + 1, scale), U uniform in K).
+
+    Not floating-point safe: kept for balls without an exact release and as the reference
+    (the "old" sampler) in the benchmark and the distinguisher tests.
+    """
+    r = rng.gamma(ball.dim + 1.0, scale, size=(n, 1))
+    return r * ball.sample_uniform(n, random_state=rng)
+
+
+def release_knorm_ball(value, ball, sensitivity, epsilon, rng, polar=False):
+    """K-norm release for any ball: exact for l1/l2/linf, else grid-snapped (uncertified).
+
+    For lp (p not in {1, 2, inf}), polytope and membership-oracle balls the sample is the
+    float64 ``r * U`` draw snapped to the same grid; this removes the low-bit patterns of
+    the float sum that the distinguisher tests look for, but it is *not* certified (the cell
+    of the float draw may differ from the ideal one, by an amount nobody has bounded).
+    """
+    p = hardened_p(ball)
+    if p is not None:
+        return release_knorm(value, p, ball.dim, sensitivity, epsilon, rng, polar=polar)
+    scale = _up(sensitivity / epsilon)
+    arr, rows = _rows(value, ball.dim)
+    noisy = rows + float_knorm_sample(ball, scale, rows.shape[0], rng)
+    return snap(noisy, scale).reshape(arr.shape)[()]
+
+
+def snap(value, scale):
+    """Round ``value`` to the grid of ``scale`` (for samplers that are *not* hardened).
+
+    This removes the low-bit pattern of the float sum but certifies nothing: the cell of a
+    float sample may differ from the cell of the ideal sample (see the docs).
+    """
+    e = grid_exponent(scale)
+    return np.round(np.ldexp(np.asarray(value, dtype=float), -e)) * 2.0**e
