@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from . import _random
 from .exceptions import PrivacyLeakWarning
 
 NAMED_NORMS = ("l1", "l2", "linf")
@@ -92,22 +93,12 @@ def check_norm(norm, allowed=NAMED_NORMS, allow_p=True, allow_ball=True):
 
 
 def check_random_state(random_state):
-    """Turn ``random_state`` (None, int, RandomState or Generator) into a ``numpy`` Generator.
+    """Turn ``random_state`` into a numpy ``Generator`` (:func:`dpreg._random.check_random_state`).
 
-    A ``RandomState`` seeds a fresh Generator from its own stream, so repeated calls with the
-    same seeded ``RandomState`` are reproducible, as scikit-learn users expect.
+    One implementation for the whole library: ``None`` gives a fresh cryptographically secure
+    generator keyed from the operating system; a seed is reproducible (for tests only).
     """
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
-        if isinstance(random_state, bool):
-            raise ValueError("random_state must be None, an int, a RandomState or a Generator.")
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    raise ValueError(
-        f"random_state must be None, an int, a RandomState or a Generator, got {random_state!r}."
-    )
+    return _random.check_random_state(random_state)
 
 
 def check_bounds(bounds, n_features, X=None, name="bounds"):

@@ -399,39 +399,66 @@ def _huber_std(epsilon, delta, d, d1, d2):
         return None
 
 
-def privatize_statistic(T, layout, plan, epsilon, delta, rng):
-    """Return ``T + noise`` for the plan; the only data-dependent randomised step."""
-    from ..noise import GaussianMechanism, KNormMechanism  # noqa: PLC0415
+def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
+    """Release ``T`` through the plan's mechanism; the only data-dependent randomised step.
+
+    The release is floating-point safe (``docs/floating_point.md``): every mechanism's
+    ``randomise`` returns the ideal real-valued output rounded exactly to a public grid, so the
+    statistic is never added to float noise here. The *computed* statistic differs from the
+    exact sum of the computed (clipped, |value| <= 1) per-record terms by at most
+    ``float_sum_error_bound(n, 1, products=True)`` per coordinate (any summation order), so
+    with the public ``n`` each sensitivity is inflated by that error
+    (:func:`dpreg.noise._grid.inflate_sensitivity`) -- a relative change of about ``n * 1e-16``.
+    """
+    from ..noise import GaussianMechanism, KNormMechanism, L2Ball, LinfBall  # noqa: PLC0415
+    from ..noise._grid import float_sum_error_bound, inflate_sensitivity  # noqa: PLC0415
 
     T = np.asarray(T, dtype=float)
     d, p, fi = layout.dim, layout.p, layout.fit_intercept
+    err = 0.0 if n is None else float_sum_error_bound(int(n), 1.0, products=True)
+
+    def inflated(sens, ball):
+        return inflate_sensitivity(sens, err, ball) if err > 0 else sens
+
     if plan.mechanism == "gaussian":
-        noise = GaussianMechanism(epsilon, delta, l2_sensitivity(p, fi), random_state=rng).sample(d)
-    elif plan.mechanism == "huber":
+        sens2 = inflated(l2_sensitivity(p, fi), L2Ball(d))
+        return GaussianMechanism(epsilon, delta, sens2, random_state=rng).randomise(T)
+    if plan.mechanism == "huber":
+        from ..noise import L1Ball  # noqa: PLC0415
+
         mech = _huber_mechanism(
-            epsilon, delta, d, l1_sensitivity(p, fi), l2_sensitivity(p, fi), rng
+            epsilon,
+            delta,
+            d,
+            inflated(l1_sensitivity(p, fi), L1Ball(d)),
+            inflated(l2_sensitivity(p, fi), L2Ball(d)),
+            rng,
         )
-        noise = np.asarray(mech.sample(), dtype=float).reshape(d)
-    elif plan.release == "blocks":
-        noise = np.empty(d)
+        return np.asarray(mech.randomise(T), dtype=float).reshape(d)
+    if plan.release == "blocks":
+        out = np.empty(d)
         g = layout.d_gram
         s = plan.split
-        noise[:g] = KNormMechanism(
-            "linf", g, linf_sensitivity(p, fi), s * epsilon, random_state=rng
-        ).sample()
-        noise[g:] = KNormMechanism(
-            "linf", d - g, linf_sensitivity(p, fi), (1 - s) * epsilon, random_state=rng
-        ).sample()
+        out[:g] = KNormMechanism(
+            "linf", g, inflated(linf_sensitivity(p, fi), LinfBall(g)), s * epsilon, random_state=rng
+        ).randomise(T[:g])
+        out[g:] = KNormMechanism(
+            "linf",
+            d - g,
+            inflated(linf_sensitivity(p, fi), LinfBall(d - g)),
+            (1 - s) * epsilon,
+            random_state=rng,
+        ).randomise(T[g:])
+        return out
+    norm = plan.norm
+    if isinstance(norm, str):
+        sens = {"l1": l1_sensitivity, "l2": l2_sensitivity, "linf": linf_sensitivity}[norm](p, fi)
     else:
-        norm = plan.norm
-        if isinstance(norm, str):
-            sens = {"l1": l1_sensitivity, "l2": l2_sensitivity, "linf": linf_sensitivity}[norm](
-                p, fi
-            )
-        else:
-            sens = 1.0  # the hull body contains the sensitivity space
-        noise = KNormMechanism(norm, d, sens, epsilon, random_state=rng).sample()
-    return T + noise
+        sens = 1.0  # the hull body contains the sensitivity space
+    mech = KNormMechanism(norm, d, sens, epsilon, random_state=rng)
+    if err > 0:
+        mech = KNormMechanism(norm, d, inflated(sens, mech.ball), epsilon, random_state=rng)
+    return mech.randomise(T)
 
 
 def solve_normal_equations(gram, xty, postprocess="psd", lam=0.0, fit_intercept=True):
@@ -670,7 +697,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         layout = stats.layout
         plan = make_plan(layout, eps, delta, self.norm, self.mechanism, self.release, self.split)
         rng = check_random_state(self.random_state)
-        T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps, delta, rng)
+        T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps, delta, rng, n=stats.n)
         gram, xty = layout.unpack(T_noisy, stats.n)
         lam = float(self.ridge_factor) * math.sqrt(layout.p + 1.0) * plan.gram_std
         beta = solve_normal_equations(

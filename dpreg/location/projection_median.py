@@ -456,7 +456,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             except RuntimeError:
                 x_star = o_star = None
         h, info = self._safety_margin(U, S, eta, tau, c, delta, k_cap, x_star)
-        noisy = h + LaplaceMechanism(eps_test, 1.0, random_state=rng).sample()
+        noisy = LaplaceMechanism(eps_test, 1.0, random_state=rng).randomise(float(h))
 
         for stale in ("location_", "noisy_safety_margin_"):
             if hasattr(self, stale):

@@ -353,9 +353,13 @@ class FlippedHuberMechanism:
             raise ValueError(
                 f"value has last dimension {value.shape[-1]}, expected dim={self.dim}."
             )
-        out = _exact.release_flipped_huber(
-            value, self.distribution.b, self.distribution.gamma, self._rng
-        )
+        if self.kind == "laplace":
+            # the Laplace(Delta_1 / eps) limit: iid Laplace coordinates, l1 sensitivity Delta_1
+            out = _exact.release_laplace(value, self.l1_sensitivity, self.epsilon, self._rng)
+        else:
+            out = _exact.release_flipped_huber(
+                value, self.distribution.b, self.distribution.gamma, self._rng
+            )
         return float(out) if value.ndim == 0 else out
 
     randomize = randomise
