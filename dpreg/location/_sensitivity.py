@@ -340,6 +340,13 @@ def min_outlyingness_bound(U, S, k, scale="mad", candidates=(), cache=None):
 def _min_outlyingness(U, S, k, scale, candidates, cache, accept):
     L, R = median_interval(S, k)
     lower, _ = _cached_bounds(S, k, scale, cache)
+    return min_outlyingness_from_bounds(U, L, R, lower, candidates, accept)
+
+
+def min_outlyingness_from_bounds(U, L, R, lower, candidates=(), accept=-np.inf):
+    """``(H_k(z), z)`` for the best candidate z, or the LP's point if no candidate reaches
+    ``accept``; ``[L, R]`` are the median intervals and ``lower`` the scale lower bounds at k.
+    ``(inf, None)`` if the bounds are not finite and positive."""
     if not (np.all(np.isfinite(L)) and np.all(np.isfinite(R)) and np.all(lower > 0)):
         return np.inf, None
     mid, half = 0.5 * (L + R), 0.5 * (R - L)
@@ -358,11 +365,3 @@ def _min_outlyingness(U, S, k, scale, candidates, cache, accept):
         if val < best:
             best, best_z = val, z
     return best, best_z
-
-
-def min_outlyingness_certified(U, S, k, threshold, scale="mad", candidates=(), cache=None):
-    """Whether ``T_k(D) <= threshold`` is certified (by a candidate or by the LP's point),
-    and the certifying point. Cheaper than :func:`min_outlyingness_bound`: the LP runs only
-    when no candidate point certifies."""
-    val, z = _min_outlyingness(U, S, k, scale, candidates, cache, accept=threshold)
-    return val <= threshold, z

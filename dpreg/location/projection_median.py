@@ -58,6 +58,7 @@ from .._validation import check_delta, check_epsilon, check_random_state
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning, PTRTestFailedError
 from ..noise import LaplaceMechanism
+from . import _certificate
 from . import _sensitivity as sens
 from ._sampler import ExactSampler, hit_and_run, projection_median_lp
 
@@ -373,7 +374,19 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         return epsilon, delta, tau, eta, c
 
     # ------------------------------------------------------------------ PTR
-    def _safety_margin(self, U, S, eta, tau, c, delta, k_cap, x_star):
+    def _safety_margin(self, U, S, eta, tau, c, delta, k_cap, x_star=None):
+        """``h(D)`` from the whole sorted matrix ``S`` (or an iterable of sorted row-chunks),
+        plus diagnostics; ``fit`` streams chunks through the same code (``_margin``)."""
+        chunks = [S] if isinstance(S, np.ndarray) else S
+        return self._margin(U, self._summarise(chunks, eta, tau, k_cap), c, tau, delta, x_star)
+
+    def _summarise(self, chunks, eta, tau, k_cap):
+        """The one pass over the sorted projections, with F_j's ladder ``eta (1 - j slack)``."""
+        return _certificate.summarise(
+            chunks, tau, self.scale, k_cap, lambda j: eta * (1.0 - j * FLOAT_SLACK)
+        )
+
+    def _margin(self, U, summary, c, tau, delta, x_star):
         """``h(D)`` of the module docstring (capped at ``k_cap``), plus diagnostics.
 
         h is the length of the *consecutive* run of certificates ``C_0, C_1, ...`` that hold,
@@ -383,30 +396,32 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         ``eta_j = eta (1 - j FLOAT_SLACK)`` and ``theta_j = o_max - j LP_SLACK``: they absorb
         floating-point rounding in F and a sub-optimal LP point in T (at most ``LP_SLACK`` above
         the true minimum of the rescaled LP) so that the computed ``C_j(D)`` still implies the
-        computed ``C_{j-1}(D')`` for every neighbour D' (docs/projection_median.md, section 3),
-        i.e. h has sensitivity 1 as computed, not only in exact arithmetic.
+        computed ``C_{j-1}(D')`` for every neighbour D' (docs/projection_median.md, section 2),
+        i.e. h has sensitivity 1 as computed, not only in exact arithmetic. ``summary``
+        (``_certificate.summarise``) holds F_j for every j before the first one that fails.
         """
         d = U.shape[1]
         o_max = sens.max_min_outlyingness(c, tau, d, delta)
-        cache = {}
-        f_values, t_values = [], []
+        t_values = []
         z_last = None
         h = 0
-        while h < k_cap:
-            eta_j = eta * (1.0 - h * FLOAT_SLACK)
-            f = sens.outlyingness_sensitivity(S, h, tau, self.scale, cache)
-            f_values.append(f)
-            if not f <= eta_j:
-                break
-            ok, z = sens.min_outlyingness_certified(
-                U, S, h + 1, o_max - h * LP_SLACK, self.scale, (z_last, x_star), cache
+        while h < summary.j_stop:  # F_0..F_{j_stop - 1} hold
+            k = h + 1
+            val, z = sens.min_outlyingness_from_bounds(
+                U,
+                summary.L[k],
+                summary.R[k],
+                summary.lower[k],
+                (z_last, x_star),
+                accept=o_max - h * LP_SLACK,
             )
+            ok = val <= o_max - h * LP_SLACK
             t_values.append(ok)
             if not ok:
                 break
             z_last = z
             h += 1
-        return h, {"F": f_values, "T_certified": t_values, "o_max": o_max}
+        return h, {"F": summary.F, "T_certified": t_values, "o_max": o_max}
 
     # ------------------------------------------------------------------ API
     def fit(self, X, y=None):
@@ -442,20 +457,21 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         rng = check_random_state(self.random_state)
         U = make_directions(self.norm, d, self.n_directions, rng)
 
-        S = U @ X.T
-        S.sort(axis=1)  # in place: the sorted projections are the only data summary used
-        mu, sigma = sens.location_scale(S, self.scale)
         frac = self._test_fraction
         eps_test = frac * epsilon
         threshold = ptr_threshold(epsilon, delta, frac)
         k_cap = math.ceil(threshold + math.log(1.0 / (2.0 * 1e-12)) / eps_test)
+        # one pass over chunks of sorted projections (the only data summary used)
+        summary = self._summarise(_certificate.sorted_chunks(U, X), eta, tau, k_cap)
+        mu, sigma = summary.mu, summary.sigma
         x_star = o_star = None
         if np.all(sigma > 0):
             try:  # only a starting point for the certificates and the sampler
                 x_star, o_star = projection_median_lp(U, mu, sigma)
             except RuntimeError:
                 x_star = o_star = None
-        h, info = self._safety_margin(U, S, eta, tau, c, delta, k_cap, x_star)
+        h, info = self._margin(U, summary, c, tau, delta, x_star)
+        # floating-point safe: the exact Laplace release on a public grid (h is an integer)
         noisy = LaplaceMechanism(eps_test, 1.0, random_state=rng).randomise(float(h))
 
         for stale in ("location_", "noisy_safety_margin_"):
