@@ -57,6 +57,9 @@ AMP_SHARE = 0.01
 MIN_CURVATURE = 1e-7
 #: Public mean-form tolerance, times sqrt(m): two orders above the rounding error bound.
 TOL = 1e-10
+#: Public distance resolution, times sqrt(m): the tolerance is at least DIST mu sqrt(m), far
+#: above the gradient change mu u |theta| caused by rounding theta itself.
+DIST = 1e-11
 _CHUNK = 4096
 _U = np.finfo(float).eps / 2.0
 #: Guard against an implementation bug only: the convergence argument in the docs shows that
@@ -89,12 +92,14 @@ class AmpPlan:
 def amp_plan(epsilon_amp, dim, mu):
     """Tolerance and output-noise calibration from public quantities only.
 
-    ``tol = TOL sqrt(dim)``: as small as the floating-point certificate allows with a wide
-    margin, because W's scale ``Delta / epsilon_amp = 2 tol / (mu epsilon_amp)`` is
-    proportional to it (``E|W|_2 = dim Delta / epsilon_amp``, since ``|W|_2`` follows
-    Gamma(dim, Delta / epsilon_amp)).
+    ``tol = sqrt(dim) max(TOL, DIST mu)``: as small as the floating-point certificate allows
+    with a wide margin, because W's scale ``Delta / epsilon_amp = 2 tol / (mu epsilon_amp)``
+    is proportional to it (``E|W|_2 = dim Delta / epsilon_amp``, since ``|W|_2`` follows
+    Gamma(dim, Delta / epsilon_amp)). ``TOL`` stays above the rounding error of the gradient;
+    ``DIST mu`` above the gradient's change over one ulp of theta when the objective is very
+    curved (tiny n epsilon makes gamma, hence mu, huge), so that a representable point passes.
     """
-    tol = TOL * math.sqrt(dim)
+    tol = math.sqrt(dim) * max(TOL, DIST * mu)
     return AmpPlan(float(epsilon_amp), float(mu), float(tol), 2.0 * tol / mu)
 
 
@@ -162,14 +167,24 @@ def _loss_gradient_sum(theta, Z, y, fit_intercept):
 
 
 def _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V):
-    """Accurate mean-form gradient of the smooth part f of J."""
+    """Accurate mean-form gradient of the smooth part f of J.
+
+    The penalty part ``gamma theta + V + alpha_l2 w`` is formed with error-free products and
+    sums and added to the loss sum with ``math.fsum``: near the optimum its terms cancel to
+    the size of the loss sum (at most n), so a plain evaluation would lose
+    ``u (|gamma theta| + |V|)`` where V is large (small n epsilon).
+    """
     n = Z.shape[0]
-    pen = gamma * theta + V
+    ridge = np.full(theta.shape[0], float(alpha_l2))
     if fit_intercept:
-        pen[1:] += alpha_l2 * theta[1:]
-    else:
-        pen += alpha_l2 * theta
-    return _loss_gradient_sum(theta, Z, y, fit_intercept) / n + pen / n
+        ridge[0] = 0.0
+    p1, e1 = _two_product(np.full_like(theta, gamma), theta)
+    p2, e2 = _two_product(ridge, theta)
+    s1, f1 = _two_sum(p1, np.asarray(V, dtype=float))
+    s2, f2 = _two_sum(s1, p2)
+    loss = _loss_gradient_sum(theta, Z, y, fit_intercept)
+    total = [math.fsum(t) for t in zip(loss, s2, e1, e2, f1, f2)]
+    return np.asarray(total) / n
 
 
 def rounding_bound(theta, n, gamma, V, alpha_l2, fit_intercept):
@@ -179,15 +194,16 @@ def rounding_bound(theta, n, gamma, V, alpha_l2, fit_intercept):
     terms are at most 1 in absolute value; blocked summation within chunks of ``_CHUNK``
     rows, an exactly rounded combination of the chunk sums, a few ulps for ``sigmoid(t) - y``
     including the Dot2 margins, whose error ``~u|t|`` is damped by ``sigmoid'(t) |t| < 1/4``,
-    and the division by n); ``4 u (|gamma theta| + |V| + ridge |w|) / n`` for the penalty
-    term (two products, two sums, one division).
+    and the division by n); ``8 u^2 (|gamma theta| + |V| + ridge |w|) / n`` for the penalty
+    term (error-free transformations leave only the second-order error of Dekker's product
+    with the splitting) and ``2 u`` times the result for the final sum and division.
     """
     dim = theta.shape[0]
     ridge = np.full(dim, float(alpha_l2))
     if fit_intercept:
         ridge[0] = 0.0
-    pen_err = 4.0 * _U * (gamma * np.abs(theta) + np.abs(V) + ridge * np.abs(theta)) / n
-    return float(math.sqrt(dim) * (_CHUNK + 16) * _U + np.linalg.norm(pen_err))
+    pen_err = 8.0 * _U * _U * (gamma * np.abs(theta) + np.abs(V) + ridge * np.abs(theta)) / n
+    return float(math.sqrt(dim) * (_CHUNK + 18) * _U + np.linalg.norm(pen_err))
 
 
 def _l1_weights(dim, fit_intercept, l1):
@@ -291,7 +307,7 @@ def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
         else:
             try:
                 d = -linalg.cho_solve(linalg.cho_factor(H), g)
-            except linalg.LinAlgError:
+            except (linalg.LinAlgError, ValueError):  # not positive definite / not finite
                 d = -g / L
             decrease = float(g @ d)
         s_norm = float(np.linalg.norm(s))

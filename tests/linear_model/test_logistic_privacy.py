@@ -361,3 +361,30 @@ def test_output_noise_audit_has_documented_scale(monkeypatch):
     np.testing.assert_array_equal(draws[-1][0], draws[-2][0])
     theta_hat_1, theta_hat_default = clf2.theta_[0] - draws[-1][0], clf.theta_[0] - draws[-2][0]
     assert np.linalg.norm(theta_hat_1 - theta_hat_default) <= clf.amp_sensitivity_
+
+
+@pytest.mark.parametrize(
+    "n, eps, q", [(10, 1e-9, "auto"), (10, 1e-12, 0.05), (40, 1e4, 0.5), (40, 1e4, 0.99)]
+)
+def test_certified_release_terminates_at_extreme_epsilon(monkeypatch, n, eps, q):
+    """Tiny n epsilon (huge gamma: theta's own rounding limits the gradient) and huge epsilon
+    (gamma at its floor): the certificate is reached, nothing raises."""
+    certified = []
+    real = logistic_module.certify
+
+    def spy(*args):
+        out = real(*args)
+        certified.append((out[0], args))
+        return out
+
+    monkeypatch.setattr(logistic_module, "certify", spy)
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(n, 3))
+    y = (rng.uniform(size=n) < expit(2 * X[:, 0])).astype(int)
+    clf = ObjectivePerturbationLogistic(
+        epsilon=eps, q=q, bounds_X=(-1, 1), classes=[0, 1], random_state=0
+    ).fit(X, y)
+    assert np.all(np.isfinite(clf.theta_))
+    theta, (_, Z, yk, fi, a2, l1, gamma, V, tol, _) = certified[0]
+    s, err, _ = minimal_subgradient(theta, Z, yk, fi, a2, l1, gamma, V)
+    assert np.linalg.norm(s) <= tol / 2 and tol == clf.grad_tol_
