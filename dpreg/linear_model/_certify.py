@@ -61,6 +61,8 @@ TOL = 1e-10
 #: above the gradient change mu u |theta| caused by rounding theta itself.
 DIST = 1e-11
 _CHUNK = 4096
+#: Plain BLAS margins are used when their rounding effect is below this (else Dot2).
+_PLAIN_MARGIN_ERR = 1e-13
 _U = np.finfo(float).eps / 2.0
 #: Guard against an implementation bug only: the convergence argument in the docs shows that
 #: Newton steps reach the tolerance in a few iterations from any start.
@@ -148,16 +150,31 @@ def _margins_accurate(Zc, w, b):
     return s + c
 
 
+def _plain_margin_error(theta):
+    """Bound on the effect of rounding in a plain ``z.theta`` on ``sigmoid(t) - y``.
+
+    A dot product of length m (plus the intercept) errs by at most ``m u |theta|_1`` for rows
+    in [-1, 1]^m, and ``sigmoid' <= 1/4``.
+    """
+    return theta.shape[0] * _U * float(np.abs(theta).sum()) / 4.0
+
+
 def _loss_gradient_sum(theta, Z, y, fit_intercept):
-    """``sum_i (sigmoid(t_i) - y_i) [1, z_i]`` with chunked BLAS sums combined by fsum."""
+    """``sum_i (sigmoid(t_i) - y_i) [1, z_i]`` with chunked BLAS sums combined by fsum.
+
+    The margins use a plain BLAS product when its rounding effect is below
+    ``_PLAIN_MARGIN_ERR`` (the usual case), else Dot2.
+    """
     n, p = Z.shape
     dim = p + int(fit_intercept)
     w = theta[1:] if fit_intercept else theta
     b = theta[0] if fit_intercept else 0.0
     parts = np.empty((max(1, -(-n // _CHUNK)), dim))
+    plain = _plain_margin_error(theta) <= _PLAIN_MARGIN_ERR
     for k, start in enumerate(range(0, n, _CHUNK)):
         Zc = Z[start : start + _CHUNK]
-        r = expit(_margins_accurate(Zc, w, b)) - y[start : start + _CHUNK]
+        t = Zc @ w + b if plain else _margins_accurate(Zc, w, b)
+        r = expit(t) - y[start : start + _CHUNK]
         if fit_intercept:
             parts[k, 0] = r.sum()
             parts[k, 1:] = Zc.T @ r
@@ -196,14 +213,17 @@ def rounding_bound(theta, n, gamma, V, alpha_l2, fit_intercept):
     including the Dot2 margins, whose error ``~u|t|`` is damped by ``sigmoid'(t) |t| < 1/4``,
     and the division by n); ``8 u^2 (|gamma theta| + |V| + ridge |w|) / n`` for the penalty
     term (error-free transformations leave only the second-order error of Dekker's product
-    with the splitting) and ``2 u`` times the result for the final sum and division.
+    with the splitting) and ``2 u`` times the result for the final sum and division; plus
+    :func:`_plain_margin_error` when the margins were computed by a plain dot product.
     """
     dim = theta.shape[0]
     ridge = np.full(dim, float(alpha_l2))
     if fit_intercept:
         ridge[0] = 0.0
     pen_err = 8.0 * _U * _U * (gamma * np.abs(theta) + np.abs(V) + ridge * np.abs(theta)) / n
-    return float(math.sqrt(dim) * (_CHUNK + 18) * _U + np.linalg.norm(pen_err))
+    margin_err = _plain_margin_error(theta)
+    margin_err = margin_err if margin_err <= _PLAIN_MARGIN_ERR else 0.0  # Dot2: in the chunk term
+    return float(math.sqrt(dim) * ((_CHUNK + 18) * _U + margin_err) + np.linalg.norm(pen_err))
 
 
 def _l1_weights(dim, fit_intercept, l1):
@@ -276,10 +296,14 @@ def _prox_newton_direction(theta, g, H, c):
 def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
     """Iterate from ``theta0`` until the public certificate holds; return ``(theta, steps)``.
 
-    Each step is a (proximal) Newton step with a backtracking line search on J; if the line
-    search finds no decrease of J nor of the subgradient norm, a proximal gradient step with
-    the public step ``1/L`` is taken (it decreases J for any convex f with L-Lipschitz
-    gradient). Nothing here can end the loop except the certificate (see ``_MAX_STEPS``).
+    Smooth J (``l1 == 0``): damped Newton steps with a backtracking (Armijo) search on the
+    merit ``|grad J|^2``, for which the Newton direction is a descent direction
+    (``d(|g|^2/2)/dt = g^T H d = -|g|^2``); the Hessian is uniformly positive definite
+    (>= mu) and Lipschitz, so the iteration converges from any start, quadratically near the
+    minimiser. With an L1 term: proximal Newton steps (coordinate-descent inner solve) with an
+    Armijo search on J, accepting also a decrease of the minimal subgradient. If the search
+    fails, a proximal gradient step with the public step ``1/L`` is taken. Nothing ends the
+    loop except the certificate (``_MAX_STEPS`` guards against a bug only).
     """
     n = Z.shape[0]
     dim = theta0.shape[0]
@@ -289,44 +313,46 @@ def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
         g, _ = objective(theta, Z, y, fit_intercept, alpha_l2, gamma, V)
         theta = _soft(theta - g / L, c / L)
 
-    def value(t):
-        f, g = objective(t, Z, y, fit_intercept, alpha_l2, gamma, V)
-        return f + float(c @ np.abs(t)), g
+    def measure(t):
+        return minimal_subgradient(t, Z, y, fit_intercept, alpha_l2, l1, gamma, V)
 
+    def value(t):
+        return objective(t, Z, y, fit_intercept, alpha_l2, gamma, V)[0] + float(c @ np.abs(t))
+
+    s, err, g = measure(theta)
     for step in range(_MAX_STEPS):
-        s, err, g = minimal_subgradient(theta, Z, y, fit_intercept, alpha_l2, l1, gamma, V)
         if is_certified(s, err, tol):
             return theta, step
         # the accurate gradient g drives the step: near the optimum the plain one may be too
         # imprecise for the certificate (huge |theta| in flat directions)
-        F, _ = value(theta)
         H = hessian(theta, Z, fit_intercept, alpha_l2, gamma)
+        s_sq = float(s @ s)
         if l1 > 0:
             d = _prox_newton_direction(theta, g, H, c)
             decrease = float(g @ d + c @ (np.abs(theta + d) - np.abs(theta)))
+            F = value(theta)
         else:
             try:
                 d = -linalg.cho_solve(linalg.cho_factor(H), g)
             except (linalg.LinAlgError, ValueError):  # not positive definite / not finite
                 d = -g / L
-            decrease = float(g @ d)
-        s_norm = float(np.linalg.norm(s))
-        accepted = False
-        t = 1.0
+        t, accepted = 1.0, None
         for _ in range(40):
             cand = theta + t * d
-            F_c, _ = value(cand)
-            if F_c <= F + 1e-4 * t * decrease:
-                accepted = True
+            out = measure(cand)
+            s_c_sq = float(out[0] @ out[0])
+            if l1 > 0:
+                ok = s_c_sq < s_sq or value(cand) <= F + 1e-4 * t * decrease
             else:
-                s_c = minimal_subgradient(cand, Z, y, fit_intercept, alpha_l2, l1, gamma, V)[0]
-                accepted = float(np.linalg.norm(s_c)) < s_norm
-            if accepted:
-                theta = cand
+                ok = s_c_sq <= (1.0 - 2e-4 * t) * s_sq
+            if ok:
+                accepted = (cand, out)
                 break
             t *= 0.5
-        if not accepted:
-            theta = _soft(theta - g / L, c / L)
+        if accepted is None:
+            cand = _soft(theta - g / L, c / L)
+            accepted = (cand, measure(cand))
+        theta, (s, err, g) = accepted
     raise RuntimeError(  # pragma: no cover - unreachable by the convergence argument
         "internal error: the certified solver did not converge; please report this."
     )
