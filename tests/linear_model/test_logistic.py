@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import sklearn
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -315,3 +317,32 @@ def test_algorithm3_linf_beats_l1_and_default_beats_half():
         med[eps] = {k: float(np.median(v)) for k, v in errs.items()}
         assert med[eps]["linf"] < med[eps]["l2"] < med[eps]["l1"]
         assert med[eps]["auto"] < 0.9 * med[eps]["linf"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    n=st.integers(1, 40),
+    p=st.integers(1, 4),
+    scale=st.sampled_from([1e-300, 1e-12, 1.0, 1e12, 1e300]),
+    eps=st.sampled_from([1e-6, 0.1, 5.0, 1e4]),
+    solver=st.sampled_from(["lbfgs", "cvxpy"]),
+)
+def test_no_exception_after_validation_with_public_classes(data, n, p, scale, eps, solver):
+    """With public classes and finite X, every fit succeeds (no data-dependent exception):
+    any subset of the classes may occur, features may be huge, tiny, constant or repeated."""
+    rows = data.draw(
+        st.lists(
+            st.lists(st.floats(-1, 1, allow_nan=False), min_size=p, max_size=p),
+            min_size=n,
+            max_size=n,
+        )
+    )
+    X = np.asarray(rows, dtype=float) * scale
+    labels = data.draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
+    classes = data.draw(st.sampled_from([["a", "b", "c"], ["a", "b", "c", "d"]]))
+    clf = ObjectivePerturbationLogistic(
+        epsilon=eps, bounds_X=(-scale, scale), classes=classes, solver=solver, random_state=0
+    ).fit(X, np.asarray(labels))
+    assert clf.theta_.shape == (len(classes), p + 1) and np.all(np.isfinite(clf.theta_))
+    assert np.all(np.isfinite(clf.predict_proba(X)))
