@@ -293,11 +293,40 @@ def _prox_newton_direction(theta, g, H, c):
     return x - theta
 
 
+class BinaryProblem:
+    """The binary perturbed objective of :mod:`._logistic_core` as seen by :func:`certify`."""
+
+    def __init__(self, Z, y, fit_intercept, alpha_l2, l1, gamma, V):
+        self.args = (Z, y, fit_intercept, alpha_l2, gamma, V)
+        self.l1 = float(l1)
+        self.c = _l1_weights(len(V), fit_intercept, l1) / Z.shape[0]
+
+    def measure(self, theta):
+        Z, y, fit_intercept, alpha_l2, gamma, V = self.args
+        return minimal_subgradient(theta, Z, y, fit_intercept, alpha_l2, self.l1, gamma, V)
+
+    def value(self, theta):
+        return objective(theta, *self.args)[0] + float(self.c @ np.abs(theta))
+
+    def gradient(self, theta):
+        return objective(theta, *self.args)[1]
+
+    def hessian(self, theta):
+        Z, _, fit_intercept, alpha_l2, gamma, _ = self.args
+        return hessian(theta, Z, fit_intercept, alpha_l2, gamma)
+
+
 def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
+    """:func:`certify_problem` for the binary objective; returns ``(theta, steps)``."""
+    problem = BinaryProblem(Z, y, fit_intercept, alpha_l2, l1, gamma, V)
+    return certify_problem(theta0, problem, tol, L)
+
+
+def certify_problem(theta0, problem, tol, L):
     """Iterate from ``theta0`` until the public certificate holds; return ``(theta, steps)``.
 
-    Smooth J (``l1 == 0``): damped Newton steps with a backtracking (Armijo) search on the
-    merit ``|grad J|^2``, for which the Newton direction is a descent direction
+    Smooth J (``problem.l1 == 0``): damped Newton steps with a backtracking (Armijo) search
+    on the merit ``|grad J|^2``, for which the Newton direction is a descent direction
     (``d(|g|^2/2)/dt = g^T H d = -|g|^2``); the Hessian is uniformly positive definite
     (>= mu) and Lipschitz, so the iteration converges from any start, quadratically near the
     minimiser. With an L1 term: proximal Newton steps (coordinate-descent inner solve) with an
@@ -305,32 +334,22 @@ def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
     fails, a proximal gradient step with the public step ``1/L`` is taken. Nothing ends the
     loop except the certificate (``_MAX_STEPS`` guards against a bug only).
     """
-    n = Z.shape[0]
-    dim = theta0.shape[0]
-    c = _l1_weights(dim, fit_intercept, l1) / n
+    c, l1 = problem.c, problem.l1
     theta = np.asarray(theta0, dtype=float).copy()
     if l1 > 0:  # start from a point with exact zeros
-        g, _ = objective(theta, Z, y, fit_intercept, alpha_l2, gamma, V)
-        theta = _soft(theta - g / L, c / L)
-
-    def measure(t):
-        return minimal_subgradient(t, Z, y, fit_intercept, alpha_l2, l1, gamma, V)
-
-    def value(t):
-        return objective(t, Z, y, fit_intercept, alpha_l2, gamma, V)[0] + float(c @ np.abs(t))
-
-    s, err, g = measure(theta)
+        theta = _soft(theta - problem.gradient(theta) / L, c / L)
+    s, err, g = problem.measure(theta)
     for step in range(_MAX_STEPS):
         if is_certified(s, err, tol):
             return theta, step
         # the accurate gradient g drives the step: near the optimum the plain one may be too
         # imprecise for the certificate (huge |theta| in flat directions)
-        H = hessian(theta, Z, fit_intercept, alpha_l2, gamma)
+        H = problem.hessian(theta)
         s_sq = float(s @ s)
         if l1 > 0:
             d = _prox_newton_direction(theta, g, H, c)
             decrease = float(g @ d + c @ (np.abs(theta + d) - np.abs(theta)))
-            F = value(theta)
+            F = problem.value(theta)
         else:
             try:
                 d = -linalg.cho_solve(linalg.cho_factor(H), g)
@@ -339,10 +358,10 @@ def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
         t, accepted = 1.0, None
         for _ in range(40):
             cand = theta + t * d
-            out = measure(cand)
+            out = problem.measure(cand)
             s_c_sq = float(out[0] @ out[0])
             if l1 > 0:
-                ok = s_c_sq < s_sq or value(cand) <= F + 1e-4 * t * decrease
+                ok = s_c_sq < s_sq or problem.value(cand) <= F + 1e-4 * t * decrease
             else:
                 ok = s_c_sq <= (1.0 - 2e-4 * t) * s_sq
             if ok:
@@ -351,7 +370,7 @@ def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
             t *= 0.5
         if accepted is None:
             cand = _soft(theta - g / L, c / L)
-            accepted = (cand, measure(cand))
+            accepted = (cand, problem.measure(cand))
         theta, (s, err, g) = accepted
     raise RuntimeError(  # pragma: no cover - unreachable by the convergence argument
         "internal error: the certified solver did not converge; please report this."

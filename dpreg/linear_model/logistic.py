@@ -59,6 +59,9 @@ epsilon. K is the number of *public* classes (``classes=``), so the number of pr
 budget split never depend on which labels occur in the data; a class absent from the data is a
 problem whose labels are all 0.
 
+``multi_class="multinomial"`` fits K > 2 classes as one softmax problem with the full
+epsilon; its sensitivity and gamma are derived in :mod:`dpreg.linear_model._multinomial`.
+
 Certified release (approximate minima perturbation)
 ---------------------------------------------------
 The steps above hold for the exact minimiser ``theta*``. Each problem's budget is split into
@@ -97,7 +100,7 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy.special import expit, log_expit
+from scipy.special import log_expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -112,7 +115,15 @@ from .._validation import (
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
 from ..noise import KNormMechanism, choose_norm
-from ._certify import AMP_SHARE, MIN_CURVATURE, amp_plan, certify, lipschitz, strong_convexity
+from ._certify import (
+    AMP_SHARE,
+    MIN_CURVATURE,
+    amp_plan,
+    certify,
+    certify_problem,
+    lipschitz,
+    strong_convexity,
+)
 from ._logistic_core import (
     default_q,
     gamma_for,
@@ -120,6 +131,14 @@ from ._logistic_core import (
     hessian_bound,
     solve_cvxpy,
     solve_lbfgs,
+)
+from ._multinomial import (
+    SoftmaxProblem,
+    default_q_softmax,
+    softmax_gamma,
+    softmax_lipschitz,
+    softmax_sensitivity,
+    solve_softmax_lbfgs,
 )
 
 
@@ -166,8 +185,11 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         ``"lbfgs"``: scipy L-BFGS-B with the analytic gradient (fast). ``"cvxpy"``: an
         exponential-cone program (slow, needed for L1 and elastic-net penalties). Both return
         the same minimiser.
-    multi_class : {"ovr", "binary"}, default="ovr"
+    multi_class : {"ovr", "multinomial", "binary"}, default="ovr"
         ``"ovr"``: K > 2 classes are fitted one-vs-rest with ``epsilon / K`` each.
+        ``"multinomial"``: K > 2 classes are fitted as one softmax problem with the full
+        epsilon (solver ``"lbfgs"``, ridge penalty only; see
+        :mod:`dpreg.linear_model._multinomial`); two classes use the binary model.
         ``"binary"``: raise a ``ValueError`` if y has more than two classes.
     max_iter : int, default=1000
         Iteration cap of the L-BFGS warm start only. The release is always certified: Newton
@@ -202,6 +224,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         The ridge gamma of the proof (reduced when the user's ridge pays part of it).
     n_iter_ : ndarray of shape (n_problems,)
         L-BFGS (or cvxpy) iterations plus certification steps.
+    multi_class_ : {"binary", "ovr", "multinomial"}
+        The model fitted.
     bounds_ : tuple of ndarray
         The (lower, upper) bounds used.
     amp_epsilon_ : float
@@ -300,8 +324,17 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 "An L1 or elastic-net penalty (l1_ratio > 0) is not smooth; use solver='cvxpy'."
             )
-        if self.multi_class not in ("ovr", "binary"):
-            raise ValueError(f"multi_class must be 'ovr' or 'binary', got {self.multi_class!r}.")
+        if self.multi_class not in ("ovr", "binary", "multinomial"):
+            raise ValueError(
+                f"multi_class must be 'ovr', 'multinomial' or 'binary', got {self.multi_class!r}."
+            )
+        if self.multi_class == "multinomial" and (
+            self.solver != "lbfgs" or (self.alpha > 0 and self.l1_ratio > 0)
+        ):
+            raise ValueError(
+                "multi_class='multinomial' supports solver='lbfgs' with a ridge penalty only "
+                "(l1_ratio=0)."
+            )
         if (
             isinstance(self.max_iter, bool)
             or not isinstance(self.max_iter, numbers.Integral)
@@ -436,6 +469,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         if norm == "auto":
             norm = choose_norm(list(sens), list(sens.values()), dim=dim)
         sensitivity = gradient_sensitivity(norm, dim)
+        multinomial = self.multi_class == "multinomial" and len(classes) > 2
+        if multinomial:
+            return self._fit_multinomial(X, y_idx, classes, epsilon, norm, lower, upper, accountant)
         n_problems = 1 if len(classes) == 2 else len(classes)
         eps_problem = epsilon / n_problems
         eps_amp = AMP_SHARE * eps_problem
@@ -490,6 +526,59 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.amp_sensitivity_ = plan.sensitivity
         self.n_iter_ = np.asarray(n_iter)
         self.bounds_ = (lower, upper)
+        self.multi_class_ = "ovr" if n_problems > 1 else "binary"
+        if accountant is not None:
+            accountant.spend(epsilon, 0.0)
+        return self
+
+    def _fit_multinomial(self, X, y_idx, classes, epsilon, norm, lower, upper, accountant):
+        """One softmax problem with the full epsilon (see :mod:`._multinomial`)."""
+        n_samples, n_features = X.shape
+        K, dim = len(classes), n_features + int(self.fit_intercept)
+        sens = {k: softmax_sensitivity(k, dim) for k in ("l1", "l2", "linf")}
+        if norm == "auto":
+            norm = choose_norm(list(sens), list(sens.values()), dim=K * dim)
+        sensitivity = softmax_sensitivity(norm, dim)
+        eps_amp = AMP_SHARE * epsilon
+        eps_op = epsilon - eps_amp
+        ridge, n_free = float(self.alpha), int(self.fit_intercept)
+        if isinstance(self.q, str):
+            q = default_q_softmax(eps_op, dim, K, norm, n_samples, ridge)
+        else:
+            q = float(self.q)
+        # the user's ridge only adds curvature here (no relief on gamma: conservative)
+        gamma = max(softmax_gamma(eps_op, q, dim, K), MIN_CURVATURE * n_samples)
+        plan = amp_plan(eps_amp, K * dim, strong_convexity(gamma, ridge, n_free, n_samples))
+        lip = softmax_lipschitz(dim, gamma, ridge, n_samples)
+        rng = check_random_state(self.random_state)
+
+        Z = self._scale(X, lower, upper)
+        Z1 = np.column_stack([np.ones(n_samples), Z]) if self.fit_intercept else Z
+        Y = np.zeros((n_samples, K))
+        Y[np.arange(n_samples), y_idx] = 1.0
+        V = KNormMechanism(norm, K * dim, sensitivity, eps_op * q, random_state=rng).sample()
+        problem = SoftmaxProblem(Z1, Y, self.fit_intercept, ridge, gamma, V)
+        theta0, it = solve_softmax_lbfgs(problem, self.max_iter)
+        theta_hat, steps = certify_problem(theta0, problem, plan.tol, lip)
+        W = KNormMechanism("l2", K * dim, plan.sensitivity, plan.epsilon, random_state=rng)
+        released = (theta_hat + W.sample()).reshape(K, dim)
+
+        self.classes_ = classes
+        self.theta_ = released
+        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper)
+        self.norm_ = norm
+        self.q_ = q
+        self.epsilon_per_problem_ = epsilon
+        self.sensitivity_ = sensitivity
+        self.hessian_bound_ = dim / 2.0
+        self.gamma_ = gamma
+        self.amp_epsilon_ = plan.epsilon
+        self.grad_tol_ = plan.tol
+        self.strong_convexity_ = plan.mu
+        self.amp_sensitivity_ = plan.sensitivity
+        self.n_iter_ = np.asarray([it + steps])
+        self.bounds_ = (lower, upper)
+        self.multi_class_ = "multinomial"
         if accountant is not None:
             accountant.spend(epsilon, 0.0)
         return self
@@ -510,17 +599,16 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X):
-        """Probabilities; one-vs-rest sigmoids are normalised to sum to one for K > 2."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p = expit(scores)
-            return np.column_stack([1.0 - p, p])
+        """Probabilities: softmax of the scores for a multinomial fit; one-vs-rest sigmoids
+        normalised to sum to one for K > 2 otherwise."""
         return np.exp(self.predict_log_proba(X))
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba` (computed stably for two classes)."""
+        """Logarithm of :meth:`predict_proba` (computed stably)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return np.column_stack([log_expit(-scores), log_expit(scores)])
+        if self.multi_class_ == "multinomial":
+            return scores - np.logaddexp.reduce(scores, axis=1, keepdims=True)
         logp = log_expit(scores)
         return logp - np.logaddexp.reduce(logp, axis=1, keepdims=True)

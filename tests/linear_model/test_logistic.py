@@ -40,6 +40,9 @@ def make_data(n=3000, seed=0, beta=BETA, intercept=0.0):
     [
         ObjectivePerturbationLogistic(epsilon=50.0, bounds_X=(-10, 10), random_state=0),
         ObjectivePerturbationLogistic(
+            epsilon=50.0, bounds_X=(-10, 10), multi_class="multinomial", random_state=0
+        ),
+        ObjectivePerturbationLogistic(
             epsilon=50.0,
             norm="l2",
             q=0.7,
@@ -234,7 +237,8 @@ def test_bad_inputs_give_clear_errors():
         dict(l1_ratio=1.5),
         dict(alpha=1.0, l1_ratio=0.5),  # lbfgs cannot do L1
         dict(solver="newton"),
-        dict(multi_class="multinomial"),
+        dict(multi_class="softmax"),
+        dict(multi_class="multinomial", solver="cvxpy"),
         dict(max_iter=0),
         dict(bounds_X=(1, -1)),
         dict(accountant="me"),

@@ -25,6 +25,11 @@ from dpreg.linear_model._logistic_core import (
     gradient_sensitivity,
     hessian_bound,
 )
+from dpreg.linear_model._multinomial import (
+    default_q_softmax,
+    softmax_gamma,
+    softmax_sensitivity,
+)
 
 P = {"l1": 1.0, "l2": 2.0, "linf": np.inf}
 
@@ -388,3 +393,133 @@ def test_certified_release_terminates_at_extreme_epsilon(monkeypatch, n, eps, q)
     theta, (_, Z, yk, fi, a2, l1, gamma, V, tol, _) = certified[0]
     s, err, _ = minimal_subgradient(theta, Z, yk, fi, a2, l1, gamma, V)
     assert np.linalg.norm(s) <= tol / 2 and tol == clf.grad_tol_
+
+
+# ------------------------------------------------------------------ multinomial (softmax)
+
+
+def _softmax_grad(theta, z, y):
+    """Per-example gradient (p - e_y) z^T of the softmax loss, theta of shape (K, m)."""
+    t = theta @ z
+    p = np.exp(t - t.max())
+    p /= p.sum()
+    e = np.zeros(len(p))
+    e[y] = 1.0
+    return np.outer(p - e, z)
+
+
+@pytest.mark.parametrize("K, m", [(3, 2), (4, 3)])
+def test_softmax_sensitivity_adversarial(K, m):
+    """Random search (biased to sign vectors and large |Theta|) never exceeds Delta_p, and
+    for linf it comes within 3% of 2 (tight)."""
+    rng = np.random.default_rng(K * 10 + m)
+    best = {"l1": 0.0, "l2": 0.0, "linf": 0.0}
+    for _ in range(1500):
+        scale = rng.choice([0.1, 3.0, 30.0])
+        theta = rng.normal(size=(K, m)) * scale
+        z1, z2 = (np.sign(rng.normal(size=m)) * rng.choice([1.0, rng.uniform()]) for _ in "ab")
+        z1[0] = z2[0] = 1.0  # intercept column
+        d = _softmax_grad(theta, z1, rng.integers(K)) - _softmax_grad(theta, z2, rng.integers(K))
+        for norm, p in (("l1", 1), ("l2", 2), ("linf", np.inf)):
+            best[norm] = max(best[norm], np.linalg.norm(d.ravel(), p))
+    for norm in best:
+        assert best[norm] <= softmax_sensitivity(norm, m) * (1 + 1e-12)
+    assert best["linf"] >= 0.97 * 2.0
+
+
+@pytest.mark.parametrize("K, m", [(3, 2), (5, 4)])
+def test_softmax_gamma_jacobian_bound_adversarial_and_tight(K, m):
+    """log det(I + H/gamma) <= eps (1 - q) for the Hessian H = A (x) z z^T of one example,
+    attained at Theta = 0 with a sign vector z; 0.99 gamma breaks it."""
+    eps, q = 2.0, 0.6
+    gamma = softmax_gamma(eps, q, m, K)
+    rng = np.random.default_rng(K + m)
+
+    def logdet(theta, z, g):
+        t = theta @ z
+        p = np.exp(t - t.max())
+        p /= p.sum()
+        H = np.kron(np.diag(p) - np.outer(p, p), np.outer(z, z))
+        return np.linalg.slogdet(np.eye(K * m) + H / g)[1]
+
+    worst = max(
+        logdet(rng.normal(size=(K, m)) * rng.choice([0.0, 0.3, 3.0]), rng.uniform(-1, 1, m), gamma)
+        for _ in range(800)
+    )
+    assert worst <= eps * (1 - q) + 1e-12
+    ones = np.ones(m)
+    assert logdet(np.zeros((K, m)), ones, gamma) == pytest.approx(eps * (1 - q), rel=1e-12)
+    assert logdet(np.zeros((K, m)), ones, 0.99 * gamma) > eps * (1 - q)
+
+
+def test_softmax_density_ratio_bounded_by_exp_epsilon():
+    """Exact output density of the multinomial objective perturbation (change of variables,
+    linf noise) for neighbouring data sets, searched over outputs a: log ratio <= eps_op."""
+    rng = np.random.default_rng(5)
+    K, p, n = 3, 1, 6
+    m = p + 1
+    eps_op, q = 1.5, 0.7
+    gamma = softmax_gamma(eps_op, q, m, K)
+    delta = softmax_sensitivity("linf", m)
+    worst = -np.inf
+    for _ in range(120):
+        Z = np.column_stack([np.ones(n), np.sign(rng.normal(size=(n, p)))])
+        y = rng.integers(K, size=n)
+        Z2, y2 = Z.copy(), y.copy()
+        Z2[-1, 1:] = -Z[-1, 1:]
+        y2[-1] = (y[-1] + 1 + rng.integers(K - 1)) % K
+
+        def log_density(a, Z, y):
+            grads = sum(_softmax_grad(a, z, yi) for z, yi in zip(Z, y))
+            V = -(grads + gamma * a)
+            H = gamma * np.eye(K * m)
+            for z in Z:
+                t = a @ z
+                pr = np.exp(t - t.max())
+                pr /= pr.sum()
+                H += np.kron(np.diag(pr) - np.outer(pr, pr), np.outer(z, z))
+            return -eps_op * q * np.abs(V).max() / delta + np.linalg.slogdet(H)[1]
+
+        for _ in range(5):
+            a = rng.normal(size=(K, m)) * rng.choice([0.0, 0.5, 3.0])
+            worst = max(worst, log_density(a, Z, y) - log_density(a, Z2, y2))
+    assert worst <= eps_op + 1e-9
+    assert worst > 0.5 * eps_op  # the search gets close to the bound
+
+
+def test_multinomial_fit_is_certified_and_one_problem(monkeypatch):
+    records = []
+    real = logistic_module.certify_problem
+
+    def spy(theta0, problem, tol, L):
+        out = real(theta0, problem, tol, L)
+        records.append((out[0], problem, tol))
+        return out
+
+    monkeypatch.setattr(logistic_module, "certify_problem", spy)
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, size=(600, 2))
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.4, 0.4])
+    clf = ObjectivePerturbationLogistic(
+        epsilon=8.0,
+        bounds_X=(-1, 1),
+        classes=[0, 1, 2, 3],  # class 3 never occurs: still one problem, same mechanism
+        multi_class="multinomial",
+        max_iter=1,
+        random_state=0,
+    ).fit(X, y)
+    assert clf.multi_class_ == "multinomial" and clf.epsilon_per_problem_ == 8.0
+    assert clf.theta_.shape == (4, 3) and clf.coef_.shape == (4, 2)
+    theta_hat, problem, tol = records[0]
+    s, err, _ = problem.measure(theta_hat)
+    assert np.linalg.norm(s) <= tol / 2 and tol == clf.grad_tol_
+    assert clf.q_ == default_q_softmax(8.0 * (1 - AMP_SHARE), 3, 4, "linf", 600)
+    assert clf.sensitivity_ == 2.0 and clf.gamma_ == pytest.approx(
+        max(softmax_gamma(8.0 * (1 - AMP_SHARE), clf.q_, 3, 4), 1e-7 * 600)
+    )
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.log(proba), clf.predict_log_proba(X), atol=1e-12)
+    assert clf.score(X, y) > 0.7
+    with pytest.raises(ValueError, match="multinomial"):
+        ObjectivePerturbationLogistic(multi_class="multinomial", solver="cvxpy").fit(X, y)
