@@ -141,6 +141,9 @@ from ._multinomial import (
     solve_softmax_lbfgs,
 )
 
+#: Smallest epsilon accepted: below it the certificate's arithmetic would overflow.
+_MIN_EPSILON = 1e-50
+
 
 class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     """Logistic regression, epsilon-DP by extended objective perturbation (K-norm noise).
@@ -297,6 +300,12 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
     def _check_params(self):
         epsilon = check_epsilon(self.epsilon)
+        if epsilon < _MIN_EPSILON:
+            # Public check before the data: the noise (scale ~ 1/epsilon) and gamma would
+            # overflow double precision in the certificate, and the release would be noise.
+            raise ValueError(
+                f"epsilon must be at least {_MIN_EPSILON:g} for this estimator, got {epsilon!r}."
+            )
         norm = check_norm(self.norm, allowed=("l1", "l2", "linf", "auto"), allow_ball=False)
         if not (isinstance(self.q, str) and self.q == "auto"):
             if isinstance(self.q, bool) or not isinstance(self.q, numbers.Real):

@@ -229,6 +229,7 @@ def test_bad_inputs_give_clear_errors():
     bad = [
         dict(epsilon=0.0),
         dict(epsilon=-1.0),
+        dict(epsilon=1e-60),  # overflow territory: rejected publicly, before the data
         dict(norm="l7"),
         dict(q=1.0),
         dict(q=0.0),
