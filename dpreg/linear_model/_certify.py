@@ -57,9 +57,9 @@ AMP_SHARE = 0.01
 MIN_CURVATURE = 1e-7
 #: Public mean-form tolerance, times sqrt(m): two orders above the rounding error bound.
 TOL = 1e-10
-#: Public distance resolution, times sqrt(m): the tolerance is at least DIST mu sqrt(m), far
-#: above the gradient change mu u |theta| caused by rounding theta itself.
-DIST = 1e-11
+#: Resolution factor: the tolerance is at least RES u grad_scale sqrt(m), far above the
+#: gradient change mu u |theta| caused by rounding theta itself (see :func:`amp_plan`).
+RES = 1e4
 _CHUNK = 4096
 #: Plain BLAS margins are used when their rounding effect is below this (else Dot2).
 _PLAIN_MARGIN_ERR = 1e-13
@@ -91,18 +91,28 @@ class AmpPlan:
     sensitivity: float
 
 
-def amp_plan(epsilon_amp, dim, mu):
+def amp_plan(epsilon_amp, dim, mu, grad_scale):
     """Tolerance and output-noise calibration from public quantities only.
 
-    ``tol = sqrt(dim) max(TOL, DIST mu)``: as small as the floating-point certificate allows
-    with a wide margin, because W's scale ``Delta / epsilon_amp = 2 tol / (mu epsilon_amp)``
-    is proportional to it (``E|W|_2 = dim Delta / epsilon_amp``, since ``|W|_2`` follows
-    Gamma(dim, Delta / epsilon_amp)). ``TOL`` stays above the rounding error of the gradient;
-    ``DIST mu`` above the gradient's change over one ulp of theta when the objective is very
-    curved (tiny n epsilon makes gamma, hence mu, huge), so that a representable point passes.
+    ``tol = sqrt(dim) max(TOL, RES u grad_scale)``: as small as the floating-point
+    certificate allows with a wide margin, because W's scale ``Delta / epsilon_amp =
+    2 tol / (mu epsilon_amp)`` is proportional to it (``E|W|_2 = dim Delta / epsilon_amp``,
+    since ``|W|_2`` follows Gamma(dim, Delta / epsilon_amp)). ``TOL`` stays above the
+    rounding error of the gradient. The second term stays above the gradient's change over
+    one ulp of theta, ``mu u |theta|``: strong convexity gives ``mu |theta*| <= |grad J(0)|
+    <= sqrt(dim) + |V|/n``, and ``grad_scale`` is that bound with |V| replaced by a public
+    bound on its mean (:func:`noise_scale`), so a representable point always passes unless
+    |V| exceeds its mean by a factor of about RES/10 (a tail event of the noise alone).
     """
-    tol = math.sqrt(dim) * max(TOL, DIST * mu)
+    tol = math.sqrt(dim) * max(TOL, RES * _U * grad_scale)
     return AmpPlan(float(epsilon_amp), float(mu), float(tol), 2.0 * tol / mu)
+
+
+def noise_scale(dim, sensitivity, epsilon_noise, n):
+    """``sqrt(dim) + dim^1.5 Delta / (epsilon n)``: a public bound on ``|grad J(0)|`` with
+    ``|V|_2`` replaced by a bound on its mean (``E|V|_K = dim Delta / epsilon`` and
+    ``|v|_2 <= sqrt(dim) |v|_K`` for every lp norm)."""
+    return math.sqrt(dim) + dim**1.5 * sensitivity / (epsilon_noise * n)
 
 
 def strong_convexity(gamma, ridge, n_free, n):

@@ -122,6 +122,7 @@ from ._certify import (
     certify,
     certify_problem,
     lipschitz,
+    noise_scale,
     strong_convexity,
 )
 from ._logistic_core import (
@@ -359,6 +360,17 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 f"multi_class='binary' but classes has {len(classes)} labels; use "
                 "multi_class='ovr'."
             )
+        # Public: the smallest budget that reaches a noise scale or gamma (both ~ 1/budget).
+        per_problem = epsilon
+        if classes is not None and len(classes) > 2 and self.multi_class != "multinomial":
+            per_problem = epsilon / len(classes)
+        share = 0.01 if isinstance(self.q, str) else min(float(self.q), 1.0 - float(self.q))
+        if per_problem * share * (1.0 - AMP_SHARE) < _MIN_EPSILON:
+            raise ValueError(
+                "epsilon per problem times min(q, 1 - q) must be at least "
+                f"{_MIN_EPSILON:g} (double precision overflows below), got epsilon="
+                f"{epsilon!r}, q={self.q!r}."
+            )
         return epsilon, norm, accountant, classes, self._bounds_X()
 
     def _bounds_X(self):
@@ -495,7 +507,12 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         # Raising gamma never hurts privacy; the floor keeps the certified distance public
         # and finite when the formula underflows at large epsilon.
         gamma = max(gamma_for(eps_op, q, dim, ridge, n_free), MIN_CURVATURE * n_samples)
-        plan = amp_plan(eps_amp, dim, strong_convexity(gamma, ridge, n_free, n_samples))
+        plan = amp_plan(
+            eps_amp,
+            dim,
+            strong_convexity(gamma, ridge, n_free, n_samples),
+            noise_scale(dim, sensitivity, eps_op * q, n_samples),
+        )
         lip = lipschitz(dim, gamma, ridge, n_samples)
         rng = check_random_state(self.random_state)
 
@@ -557,7 +574,12 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             q = float(self.q)
         # the user's ridge only adds curvature here (no relief on gamma: conservative)
         gamma = max(softmax_gamma(eps_op, q, dim, K), MIN_CURVATURE * n_samples)
-        plan = amp_plan(eps_amp, K * dim, strong_convexity(gamma, ridge, n_free, n_samples))
+        plan = amp_plan(
+            eps_amp,
+            K * dim,
+            strong_convexity(gamma, ridge, n_free, n_samples),
+            noise_scale(K * dim, sensitivity, eps_op * q, n_samples),
+        )
         lip = softmax_lipschitz(dim, gamma, ridge, n_samples)
         rng = check_random_state(self.random_state)
 

@@ -230,6 +230,7 @@ def test_bad_inputs_give_clear_errors():
         dict(epsilon=0.0),
         dict(epsilon=-1.0),
         dict(epsilon=1e-60),  # overflow territory: rejected publicly, before the data
+        dict(q=1e-300),  # the same for a vanishing share of the budget
         dict(norm="l7"),
         dict(q=1.0),
         dict(q=0.0),
