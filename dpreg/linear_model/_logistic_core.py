@@ -23,7 +23,6 @@ import warnings
 import numpy as np
 from scipy import optimize
 from scipy.special import expit
-from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 # --------------------------------------------------------------------------------------------
@@ -317,8 +316,9 @@ def solve_cvxpy(Z, y, fit_intercept, alpha, l1_ratio, gamma, V):
 
     The program is stated in the sum form ``n J`` (same minimiser, better scaled for the
     interior-point solver). Clarabel is tried first, then Clarabel without equilibration, then
-    SCS at high accuracy; an ``optimal_inaccurate`` end raises a ConvergenceWarning.
-    Returns ``(theta, n_iter, None)``; the solver's own tolerances certify optimality.
+    SCS at high accuracy. Returns ``(theta, n_iter, None)``, with ``theta = None`` when no
+    solver produced a finite point. The result is only a warm start: the estimator certifies
+    (and if needed polishes) it with :func:`dpreg.linear_model._certify.certify`.
     """
     import cvxpy as cp
 
@@ -351,19 +351,14 @@ def solve_cvxpy(Z, y, fit_intercept, alpha, l1_ratio, gamma, V):
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             try:
                 problem.solve(solver=solver, **opts)
-            except cp.error.SolverError:
+            except (cp.error.SolverError, ArithmeticError, ValueError):
                 continue
         if problem.status == "optimal":
             break
-    if theta.value is None or problem.status not in ("optimal", "optimal_inaccurate"):
-        raise RuntimeError(
-            f"cvxpy did not solve the perturbed objective (status {problem.status})."
-        )
-    if problem.status == "optimal_inaccurate":
-        warnings.warn(
-            "cvxpy reports an inaccurate solution of the perturbed objective; the privacy "
-            "proof assumes the exact minimiser. For a smooth penalty use solver='lbfgs'.",
-            ConvergenceWarning,
-        )
-    n_iter = getattr(problem.solver_stats, "num_iters", None)
-    return np.asarray(theta.value, float), int(n_iter or 0), None
+    n_iter = getattr(problem.solver_stats, "num_iters", None) if problem.solver_stats else None
+    value = theta.value
+    if value is None or not np.all(np.isfinite(value)):
+        # No usable point: the caller's certified solver starts from zero instead. Whether
+        # cvxpy succeeded depends on the data, so it must not decide anything but the start.
+        return None, int(n_iter or 0), None
+    return np.asarray(value, float), int(n_iter or 0), None

@@ -6,10 +6,10 @@ Seed 001 (Awan & Slavković), section 4, Algorithm 2, with the sign of gamma cor
 
 Mechanism
 ---------
-Features are clipped into the user's ``bounds`` and mapped affinely onto [-1, 1] (symmetric
+Features are clipped into the user's ``bounds_X`` and mapped affinely onto [-1, 1] (symmetric
 scaling, which keeps the origin, when ``fit_intercept=False``); when an intercept is fitted a
 constant column of ones is prepended, so every scaled row ``z`` lies in [-1, 1]^m, m counting
-the intercept column. Labels are mapped to y in {0, 1} from ``classes_``. For
+the intercept column. Labels are mapped to y in {0, 1} from the public ``classes``. For
 ``l(theta; z, y) = log(1 + exp(theta.z)) - y theta.z``, a convex regulariser ``r`` and
 a share ``0 < q < 1`` of the budget, the released parameter is
 
@@ -55,13 +55,33 @@ are enforced.
 Multiclass problems are solved one-vs-rest: K binary problems, each with budget
 ``epsilon / K`` (a changed example may change its features, so it touches every binary problem),
 and basic composition gives epsilon in total. Two classes use one binary problem and the full
-epsilon.
+epsilon. K is the number of *public* classes (``classes=``), so the number of problems and the
+budget split never depend on which labels occur in the data; a class absent from the data is a
+problem whose labels are all 0.
+
+``multi_class="multinomial"`` fits K > 2 classes as one softmax problem with the full
+epsilon; its sensitivity and gamma are derived in :mod:`dpreg.linear_model._multinomial`.
+
+Certified release (approximate minima perturbation)
+---------------------------------------------------
+The steps above hold for the exact minimiser ``theta*``. Each problem's budget is split into
+``epsilon_op = (1 - AMP_SHARE) epsilon_problem`` for the objective perturbation (V and gamma)
+and ``epsilon_amp = AMP_SHARE epsilon_problem`` for an output noise W. The solver iterates
+until the minimal subgradient of the mean-form objective has l2 norm at most a public ``tol``
+(there is no give-up exit), which by ``mu``-strong convexity (``mu`` public, at least gamma/n)
+puts the point within ``tol/mu`` of ``theta*`` for every data set; ``theta_hat + W`` with W
+l2 K-norm noise calibrated to ``2 tol / mu`` is then ``epsilon_problem``-DP in total. Proof,
+floating-point margin and budget split: :mod:`dpreg.linear_model._certify` and
+``docs/objective_perturbation.md``.
 
 Where each assumption is enforced
 ---------------------------------
-* rows in [-1, 1]^m (bounded gradient and Hessian): data are clipped into ``bounds`` and
+* rows in [-1, 1]^m (bounded gradient and Hessian): data are clipped into ``bounds_X`` and
   scaled (``dpreg._validation.scale_to_unit``); the intercept column is exactly 1;
-* labels in {0, 1}: mapped from ``classes_``, never taken from the user as numbers;
+* labels in {0, 1}: mapped from the public ``classes``, never taken from the user as
+  numbers; a label outside ``classes`` is rejected by a ValueError during input validation,
+  before anything is spent (like NaN: the guarantee is stated for data sets whose labels lie
+  in the declared label set);
 * convex loss: the loss is fixed (logistic); convex r: ``alpha >= 0``, ``l1_ratio`` in [0, 1];
 * strong convexity: gamma is computed from (epsilon, q, m) and is always > 0; there is no
   parameter to lower it. A user ridge (``alpha``, ``l1_ratio < 1``) adds
@@ -70,9 +90,8 @@ Where each assumption is enforced
   is solved from that (``_logistic_core.gamma_for``): the user's ridge pays part of the
   Jacobian;
 * ``0 < q < 1`` is validated; Delta and lambda are functions of m and the norm only;
-* exact minimiser: the solvers run to tight tolerances and the L-BFGS answer is certified by
-  the gradient norm; a :class:`~sklearn.exceptions.ConvergenceWarning` is raised if the
-  certificate fails (the proof is stated for the exact minimiser).
+* exact minimiser: replaced by the certified release above; every released point passed the
+  public certificate, whatever ``max_iter`` or the solver.
 """
 
 from __future__ import annotations
@@ -81,9 +100,8 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy.special import expit, log_expit
+from scipy.special import log_expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -95,7 +113,18 @@ from .._validation import (
     scale_to_unit,
 )
 from ..accounting import check_accountant
+from ..exceptions import PrivacyLeakWarning
 from ..noise import KNormMechanism, choose_norm
+from ._certify import (
+    AMP_SHARE,
+    MIN_CURVATURE,
+    amp_plan,
+    certify,
+    certify_problem,
+    lipschitz,
+    noise_scale,
+    strong_convexity,
+)
 from ._logistic_core import (
     default_q,
     gamma_for,
@@ -104,8 +133,17 @@ from ._logistic_core import (
     solve_cvxpy,
     solve_lbfgs,
 )
+from ._multinomial import (
+    SoftmaxProblem,
+    default_q_softmax,
+    softmax_gamma,
+    softmax_lipschitz,
+    softmax_sensitivity,
+    solve_softmax_lbfgs,
+)
 
-_GRAD_TOL = 1e-6  # sup-norm of the gradient of the mean-form objective accepted as optimal
+#: Smallest epsilon accepted: below it the certificate's arithmetic would overflow.
+_MIN_EPSILON = 1e-50
 
 
 class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
@@ -136,19 +174,33 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         Elastic-net mixing; anything above 0 needs ``solver="cvxpy"``.
     fit_intercept : bool, default=True
         Fit an intercept (it counts in m, the dimension of the noise).
-    bounds : tuple (lower, upper) or None, default=None
+    bounds_X : tuple (lower, upper) or None, default=None
         Data-independent feature bounds (scalars or arrays of length n_features). Data outside
         are clipped. ``None`` reads them from the data with a
         :class:`~dpreg.exceptions.PrivacyLeakWarning` (not private).
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public label set (at least two distinct labels). One binary problem is fitted for
+        two classes, one per class otherwise, whether or not a class occurs in ``y``, so the
+        budget split never depends on the data. A label of ``y`` outside ``classes`` is an
+        input error: a ``ValueError`` at validation, before anything is spent (like NaN).
+        ``None`` reads the labels from the data with a
+        :class:`~dpreg.exceptions.PrivacyLeakWarning` (which labels occur is then revealed).
     solver : {"lbfgs", "cvxpy"}, default="lbfgs"
         ``"lbfgs"``: scipy L-BFGS-B with the analytic gradient (fast). ``"cvxpy"``: an
         exponential-cone program (slow, needed for L1 and elastic-net penalties). Both return
         the same minimiser.
-    multi_class : {"ovr", "binary"}, default="ovr"
+    multi_class : {"ovr", "multinomial", "binary"}, default="ovr"
         ``"ovr"``: K > 2 classes are fitted one-vs-rest with ``epsilon / K`` each.
+        ``"multinomial"``: K > 2 classes are fitted as one softmax problem with the full
+        epsilon (solver ``"lbfgs"``, ridge penalty only; see
+        :mod:`dpreg.linear_model._multinomial`); two classes use the binary model.
         ``"binary"``: raise a ``ValueError`` if y has more than two classes.
     max_iter : int, default=1000
-        Iteration cap of the L-BFGS solver.
+        Iteration cap of the L-BFGS warm start only. The release is always certified: Newton
+        steps continue from wherever L-BFGS stopped until the public tolerance is met, so
+        ``max_iter`` changes the running time, never the guarantee.
+    bounds : tuple (lower, upper), optional
+        Deprecated name of ``bounds_X`` (a ``FutureWarning``).
     random_state : None, int, RandomState or Generator, default=None
         Seed of the noise V.
     accountant : BudgetAccountant or None, default=None
@@ -175,8 +227,19 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     gamma_ : float
         The ridge gamma of the proof (reduced when the user's ridge pays part of it).
     n_iter_ : ndarray of shape (n_problems,)
+        L-BFGS (or cvxpy) iterations plus certification steps.
+    multi_class_ : {"binary", "ovr", "multinomial"}
+        The model fitted.
     bounds_ : tuple of ndarray
         The (lower, upper) bounds used.
+    amp_epsilon_ : float
+        The part of ``epsilon_per_problem_`` spent on the output noise W.
+    grad_tol_ : float
+        Public tolerance on the l2 norm of the minimal subgradient of the mean-form objective.
+    strong_convexity_ : float
+        Public strong convexity ``mu`` of the mean-form objective.
+    amp_sensitivity_ : float
+        ``2 grad_tol_ / strong_convexity_``: the l2 sensitivity W is calibrated to.
     n_features_in_ : int
     feature_names_in_ : ndarray, only when X has string column names.
 
@@ -187,7 +250,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(2000, 3))
     >>> y = (rng.uniform(size=2000) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
-    >>> clf = ObjectivePerturbationLogistic(epsilon=1.0, bounds=(-1, 1), random_state=0)
+    >>> clf = ObjectivePerturbationLogistic(
+    ...     epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1], random_state=0
+    ... )
     >>> clf = clf.fit(X, y)
     >>> clf.coef_.shape, clf.predict_proba(X[:2]).shape
     ((1, 3), (2, 2))
@@ -203,12 +268,14 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         alpha=0.0,
         l1_ratio=0.0,
         fit_intercept=True,
-        bounds=None,
+        bounds_X=None,
+        classes=None,
         solver="lbfgs",
         multi_class="ovr",
         max_iter=1000,
         random_state=None,
         accountant=None,
+        bounds="deprecated",
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -216,12 +283,14 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.alpha = alpha
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
-        self.bounds = bounds
+        self.bounds_X = bounds_X
+        self.classes = classes
         self.solver = solver
         self.multi_class = multi_class
         self.max_iter = max_iter
         self.random_state = random_state
         self.accountant = accountant
+        self.bounds = bounds
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -232,6 +301,12 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
     def _check_params(self):
         epsilon = check_epsilon(self.epsilon)
+        if epsilon < _MIN_EPSILON:
+            # Public check before the data: the noise (scale ~ 1/epsilon) and gamma would
+            # overflow double precision in the certificate, and the release would be noise.
+            raise ValueError(
+                f"epsilon must be at least {_MIN_EPSILON:g} for this estimator, got {epsilon!r}."
+            )
         norm = check_norm(self.norm, allowed=("l1", "l2", "linf", "auto"), allow_ball=False)
         if not (isinstance(self.q, str) and self.q == "auto"):
             if isinstance(self.q, bool) or not isinstance(self.q, numbers.Real):
@@ -259,8 +334,17 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 "An L1 or elastic-net penalty (l1_ratio > 0) is not smooth; use solver='cvxpy'."
             )
-        if self.multi_class not in ("ovr", "binary"):
-            raise ValueError(f"multi_class must be 'ovr' or 'binary', got {self.multi_class!r}.")
+        if self.multi_class not in ("ovr", "binary", "multinomial"):
+            raise ValueError(
+                f"multi_class must be 'ovr', 'multinomial' or 'binary', got {self.multi_class!r}."
+            )
+        if self.multi_class == "multinomial" and (
+            self.solver != "lbfgs" or (self.alpha > 0 and self.l1_ratio > 0)
+        ):
+            raise ValueError(
+                "multi_class='multinomial' supports solver='lbfgs' with a ridge penalty only "
+                "(l1_ratio=0)."
+            )
         if (
             isinstance(self.max_iter, bool)
             or not isinstance(self.max_iter, numbers.Integral)
@@ -270,7 +354,93 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be a bool, got {self.fit_intercept!r}.")
         accountant = check_accountant(self.accountant)
-        return epsilon, norm, accountant
+        classes = self._check_classes()
+        if classes is not None and len(classes) > 2 and self.multi_class == "binary":
+            raise ValueError(
+                f"multi_class='binary' but classes has {len(classes)} labels; use "
+                "multi_class='ovr'."
+            )
+        # Public: the smallest budget that reaches a noise scale or gamma (both ~ 1/budget).
+        per_problem = epsilon
+        if classes is not None and len(classes) > 2 and self.multi_class != "multinomial":
+            per_problem = epsilon / len(classes)
+        share = 0.01 if isinstance(self.q, str) else min(float(self.q), 1.0 - float(self.q))
+        if per_problem * share * (1.0 - AMP_SHARE) < _MIN_EPSILON:
+            raise ValueError(
+                "epsilon per problem times min(q, 1 - q) must be at least "
+                f"{_MIN_EPSILON:g} (double precision overflows below), got epsilon="
+                f"{epsilon!r}, q={self.q!r}."
+            )
+        return epsilon, norm, accountant, classes, self._bounds_X()
+
+    def _bounds_X(self):
+        """``bounds_X``, or the deprecated ``bounds`` with a FutureWarning."""
+        if isinstance(self.bounds, str) and self.bounds == "deprecated":
+            return self.bounds_X
+        if self.bounds_X is not None:
+            raise ValueError("Pass bounds_X only; bounds is its deprecated name.")
+        warnings.warn(
+            "ObjectivePerturbationLogistic(bounds=...) is deprecated; use bounds_X=... "
+            "(same meaning).",
+            FutureWarning,
+            stacklevel=4,
+        )
+        return self.bounds
+
+    def _check_classes(self):
+        """The public label set as a sorted array, or None (labels read from the data)."""
+        if self.classes is None:
+            return None
+        try:
+            raw = np.asarray(self.classes)
+            classes = np.unique(raw)
+        except TypeError:
+            raise ValueError(
+                f"classes must be an array of comparable labels, got {self.classes!r}."
+            ) from None
+        if raw.ndim != 1 or len(classes) != len(raw) or len(classes) < 2:
+            raise ValueError(
+                f"classes must be a 1-D list of at least two distinct labels, got {self.classes!r}."
+            )
+        return classes
+
+    def _encode_labels(self, y, classes):
+        """Label set and class indices of y; with public ``classes`` nothing depends on y.
+
+        A label outside ``classes`` raises a ValueError here, during input validation and
+        before anything is spent: like a NaN, it is an input outside the domain the guarantee
+        is stated for (label sets contained in ``classes``), not an event of the mechanism.
+        """
+        if classes is None:
+            warnings.warn(
+                "classes were not given, so the label set is read from the data. This leaks "
+                "which labels occur (and sets the number of one-vs-rest problems and their "
+                "budget split): pass classes=[...] to get the stated guarantee.",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+            classes, y_idx = np.unique(y, return_inverse=True)
+            if len(classes) < 2:
+                raise ValueError(
+                    "ObjectivePerturbationLogistic needs samples of at least 2 classes, but "
+                    f"the data contain only one class: {classes[0]!r}. Pass classes=[...] "
+                    "to fit a public label set."
+                )
+            if len(classes) > 2 and self.multi_class == "binary":
+                raise ValueError(
+                    f"multi_class='binary' but y has {len(classes)} classes; use multi_class='ovr'."
+                )
+            return classes, y_idx
+        try:
+            known = np.isin(y, classes)
+        except TypeError:
+            known = np.zeros(len(y), dtype=bool)
+        if not np.all(known):
+            raise ValueError(
+                f"y contains labels outside classes={list(classes)!r} (for example "
+                f"{y[~known][0]!r}); every label must belong to the public label set."
+            )
+        return classes, np.searchsorted(classes, y)
 
     def _scale(self, X, lower, upper):
         """Clip into the bounds and map onto [-1, 1] (symmetric map without intercept)."""
@@ -306,71 +476,68 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         -------
         self : ObjectivePerturbationLogistic
         """
-        epsilon, norm, accountant = self._check_params()
+        epsilon, norm, accountant, public_classes, bounds_X = self._check_params()
         if accountant is not None:
             accountant.check(epsilon, 0.0)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         check_classification_targets(y)
-        accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
-        classes, y_idx = np.unique(y, return_inverse=True)
-        n_classes = len(classes)
-        if n_classes < 2:
-            raise ValueError(
-                "ObjectivePerturbationLogistic needs samples of at least 2 classes, but the "
-                f"data contain only one class: {classes[0]!r}."
-            )
-        if n_classes > 2 and self.multi_class == "binary":
-            raise ValueError(
-                f"multi_class='binary' but y has {n_classes} classes; use multi_class='ovr'."
-            )
+        classes, y_idx = self._encode_labels(y, public_classes)
         n_samples, n_features = X.shape
-        lower, upper = check_bounds(self.bounds, n_features, X=X)
-        Z = self._scale(X, lower, upper)
-
+        lower, upper = check_bounds(bounds_X, n_features, X=X, name="bounds_X")
+        accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
+        # Everything below up to the loop is a function of public quantities only.
         dim = n_features + int(self.fit_intercept)
         sens = {k: gradient_sensitivity(k, dim) for k in ("l1", "l2", "linf")}
         if norm == "auto":
             norm = choose_norm(list(sens), list(sens.values()), dim=dim)
         sensitivity = gradient_sensitivity(norm, dim)
-        n_problems = 1 if n_classes == 2 else n_classes
+        multinomial = self.multi_class == "multinomial" and len(classes) > 2
+        if multinomial:
+            return self._fit_multinomial(X, y_idx, classes, epsilon, norm, lower, upper, accountant)
+        n_problems = 1 if len(classes) == 2 else len(classes)
         eps_problem = epsilon / n_problems
+        eps_amp = AMP_SHARE * eps_problem
+        eps_op = eps_problem - eps_amp
         alpha, l1_ratio = float(self.alpha), float(self.l1_ratio)
         ridge, n_free = alpha * (1.0 - l1_ratio), int(self.fit_intercept)
+        l1 = alpha * l1_ratio
         if isinstance(self.q, str):
-            q = default_q(eps_problem, dim, norm, n_samples, ridge, n_free)
+            q = default_q(eps_op, dim, norm, n_samples, ridge, n_free)
         else:
             q = float(self.q)
-        gamma = gamma_for(eps_problem, q, dim, ridge, n_free)
+        # Raising gamma never hurts privacy; the floor keeps the certified distance public
+        # and finite when the formula underflows at large epsilon.
+        gamma = max(gamma_for(eps_op, q, dim, ridge, n_free), MIN_CURVATURE * n_samples)
+        plan = amp_plan(
+            eps_amp,
+            dim,
+            strong_convexity(gamma, ridge, n_free, n_samples),
+            noise_scale(dim, sensitivity, eps_op * q, n_samples),
+        )
+        lip = lipschitz(dim, gamma, ridge, n_samples)
         rng = check_random_state(self.random_state)
 
+        Z = self._scale(X, lower, upper)
         thetas, n_iter = [], []
-        targets = [1] if n_problems == 1 else range(n_classes)
+        targets = [1] if n_problems == 1 else range(len(classes))
         for k in targets:
             yk = (y_idx == k).astype(np.float64)
-            V = KNormMechanism(norm, dim, sensitivity, eps_problem * q, random_state=rng).sample()
+            V = KNormMechanism(norm, dim, sensitivity, eps_op * q, random_state=rng).sample()
             if self.solver == "lbfgs":
-                theta, it, gnorm = solve_lbfgs(
-                    Z,
-                    yk,
-                    self.fit_intercept,
-                    alpha * (1.0 - l1_ratio),
-                    gamma,
-                    V,
-                    max_iter=self.max_iter,
+                theta0, it, _ = solve_lbfgs(
+                    Z, yk, self.fit_intercept, ridge, gamma, V, max_iter=self.max_iter
                 )
-                if gnorm > _GRAD_TOL:
-                    warnings.warn(
-                        f"L-BFGS stopped with gradient norm {gnorm:.2e} > {_GRAD_TOL:g}; the "
-                        "privacy proof assumes the exact minimiser. At large epsilon gamma is "
-                        "tiny, so separable classes or collinear features leave the objective "
-                        "almost flat: pass alpha > 0 (it also pays part of the Jacobian "
-                        "term, which lowers gamma) or increase max_iter.",
-                        ConvergenceWarning,
-                    )
             else:
-                theta, it, _ = solve_cvxpy(Z, yk, self.fit_intercept, alpha, l1_ratio, gamma, V)
-            thetas.append(theta)
-            n_iter.append(it)
+                theta0, it, _ = solve_cvxpy(Z, yk, self.fit_intercept, alpha, l1_ratio, gamma, V)
+                if theta0 is None:
+                    theta0 = np.zeros(dim)
+            theta_hat, steps = certify(
+                theta0, Z, yk, self.fit_intercept, ridge, l1, gamma, V, plan.tol, lip
+            )
+            W = KNormMechanism("l2", dim, plan.sensitivity, plan.epsilon, random_state=rng)
+            # exact grid release of theta_hat + W (floating-point safe: docs/floating_point.md)
+            thetas.append(W.randomise(theta_hat))
+            n_iter.append(it + steps)
 
         self.classes_ = classes
         self.theta_ = np.vstack(thetas)
@@ -381,8 +548,68 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.sensitivity_ = sensitivity
         self.hessian_bound_ = hessian_bound(dim)
         self.gamma_ = gamma
+        self.amp_epsilon_ = plan.epsilon
+        self.grad_tol_ = plan.tol
+        self.strong_convexity_ = plan.mu
+        self.amp_sensitivity_ = plan.sensitivity
         self.n_iter_ = np.asarray(n_iter)
         self.bounds_ = (lower, upper)
+        self.multi_class_ = "ovr" if n_problems > 1 else "binary"
+        return self
+
+    def _fit_multinomial(self, X, y_idx, classes, epsilon, norm, lower, upper, accountant):
+        """One softmax problem with the full epsilon (see :mod:`._multinomial`)."""
+        n_samples, n_features = X.shape
+        K, dim = len(classes), n_features + int(self.fit_intercept)
+        sens = {k: softmax_sensitivity(k, dim) for k in ("l1", "l2", "linf")}
+        if norm == "auto":
+            norm = choose_norm(list(sens), list(sens.values()), dim=K * dim)
+        sensitivity = softmax_sensitivity(norm, dim)
+        eps_amp = AMP_SHARE * epsilon
+        eps_op = epsilon - eps_amp
+        ridge, n_free = float(self.alpha), int(self.fit_intercept)
+        if isinstance(self.q, str):
+            q = default_q_softmax(eps_op, dim, K, norm, n_samples, ridge)
+        else:
+            q = float(self.q)
+        # the user's ridge only adds curvature here (no relief on gamma: conservative)
+        gamma = max(softmax_gamma(eps_op, q, dim, K), MIN_CURVATURE * n_samples)
+        plan = amp_plan(
+            eps_amp,
+            K * dim,
+            strong_convexity(gamma, ridge, n_free, n_samples),
+            noise_scale(K * dim, sensitivity, eps_op * q, n_samples),
+        )
+        lip = softmax_lipschitz(dim, gamma, ridge, n_samples)
+        rng = check_random_state(self.random_state)
+
+        Z = self._scale(X, lower, upper)
+        Z1 = np.column_stack([np.ones(n_samples), Z]) if self.fit_intercept else Z
+        Y = np.zeros((n_samples, K))
+        Y[np.arange(n_samples), y_idx] = 1.0
+        V = KNormMechanism(norm, K * dim, sensitivity, eps_op * q, random_state=rng).sample()
+        problem = SoftmaxProblem(Z1, Y, self.fit_intercept, ridge, gamma, V)
+        theta0, it = solve_softmax_lbfgs(problem, self.max_iter)
+        theta_hat, steps = certify_problem(theta0, problem, plan.tol, lip)
+        W = KNormMechanism("l2", K * dim, plan.sensitivity, plan.epsilon, random_state=rng)
+        released = W.randomise(theta_hat).reshape(K, dim)  # exact grid release
+
+        self.classes_ = classes
+        self.theta_ = released
+        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper)
+        self.norm_ = norm
+        self.q_ = q
+        self.epsilon_per_problem_ = epsilon
+        self.sensitivity_ = sensitivity
+        self.hessian_bound_ = dim / 2.0
+        self.gamma_ = gamma
+        self.amp_epsilon_ = plan.epsilon
+        self.grad_tol_ = plan.tol
+        self.strong_convexity_ = plan.mu
+        self.amp_sensitivity_ = plan.sensitivity
+        self.n_iter_ = np.asarray([it + steps])
+        self.bounds_ = (lower, upper)
+        self.multi_class_ = "multinomial"
         return self
 
     # ------------------------------------------------------------------ predict
@@ -401,17 +628,16 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X):
-        """Probabilities; one-vs-rest sigmoids are normalised to sum to one for K > 2."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p = expit(scores)
-            return np.column_stack([1.0 - p, p])
+        """Probabilities: softmax of the scores for a multinomial fit; one-vs-rest sigmoids
+        normalised to sum to one for K > 2 otherwise."""
         return np.exp(self.predict_log_proba(X))
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba` (computed stably for two classes)."""
+        """Logarithm of :meth:`predict_proba` (computed stably)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return np.column_stack([log_expit(-scores), log_expit(scores)])
+        if self.multi_class_ == "multinomial":
+            return scores - np.logaddexp.reduce(scores, axis=1, keepdims=True)
         logp = log_expit(scores)
         return logp - np.logaddexp.reduce(logp, axis=1, keepdims=True)

@@ -1,0 +1,200 @@
+r"""Multinomial (softmax) objective perturbation: constants, objective and solver.
+
+Parameters are a matrix ``Theta`` of shape (K, m) (one row per class; column 0 is the
+intercept when fitted, so ``z = [1, x]``), handled flattened row by row. For one example the
+loss is ``l(Theta; z, y) = logsumexp(Theta z) - (Theta z)_y`` and the perturbed mean-form
+objective is
+
+    J(Theta) = (1/n) sum_i l(Theta; z_i, y_i) + alpha/(2n) |W|^2 + gamma/(2n) |Theta|^2
+               + <V, Theta>/n,
+
+with W the coefficient columns (not the intercept). The whole fit is *one* problem with the
+full epsilon (no split over classes).
+
+Sensitivity (``softmax_sensitivity``)
+-------------------------------------
+The gradient of one example is the rank-one matrix ``G = (p - e_y) z^T`` with
+``p = softmax(Theta z)``. Every entry lies in (-1, 1), so the entries of ``G - G'`` lie in
+(-2, 2): ``Delta_inf = 2``. For the entrywise lp norm, ``|a b^T|_p = |a|_p |b|_p`` and
+``|p - e_y|_p^p = (1 - p_y)^p + sum_{k != y} p_k^p <= 2 (1 - p_y)^p <= 2`` (the p_k, k != y,
+sum to ``1 - p_y``), so ``|G|_p <= (2m)^{1/p}`` and ``Delta_p = 2 (2m)^{1/p}`` by the triangle
+inequality. This does not grow with K: one example moves all K rows, but its weights
+``p - e_y`` have l1 norm at most 2.
+
+Jacobian (``softmax_gamma``)
+----------------------------
+The Hessian of one example is ``A (x) z z^T`` with ``A = diag(p) - p p^T`` (positive
+semi-definite, rank <= K - 1, trace ``1 - |p|^2 <= 1 - 1/K``). With ``C >= gamma I`` (the rest
+of the Hessian of J in sum form), ``det(C + H')/det(C + H) <= det(I + H'/gamma) =
+prod_i (1 + mu_i |z|^2 / gamma)`` over the eigenvalues mu_i of A. By concavity of log, for at
+most K - 1 non-zero eigenvalues summing to at most ``1 - 1/K``, the product is at most
+``(1 + |z|^2 / (K gamma))^{K-1} <= (1 + m / (K gamma))^{K-1}``, attained at ``Theta = 0``
+(uniform p) and a sign vector z. The Jacobian factor is therefore at most
+``exp(epsilon (1 - q))`` when ``gamma = (m/K) / (exp(epsilon (1 - q)/(K - 1)) - 1)``.
+The noise factor is at most ``exp(epsilon q)`` as in the binary case, and the certified
+release of :mod:`._certify` applies unchanged (J is ``gamma/n``-strongly convex).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import optimize
+from scipy.special import logsumexp, softmax
+
+from ._certify import _CHUNK, _U, _margins_accurate, _two_product, _two_sum
+
+
+def softmax_sensitivity(norm, dim):
+    """``Delta_inf = 2``; ``Delta_p = 2 (2 dim)^{1/p}`` (module docstring)."""
+    if norm == "linf":
+        return 2.0
+    p = {"l1": 1.0, "l2": 2.0}.get(norm, norm)
+    return 2.0 * (2.0 * dim) ** (1.0 / float(p))
+
+
+def softmax_gamma(epsilon, q, dim, n_classes):
+    """``(dim / K) / (exp(epsilon (1 - q) / (K - 1)) - 1)`` (module docstring)."""
+    expo = epsilon * (1.0 - q) / (n_classes - 1)
+    if expo >= 700:
+        return float(np.finfo(float).tiny)
+    return max((dim / n_classes) / math.expm1(expo), float(np.finfo(float).tiny))
+
+
+@functools.lru_cache(maxsize=64)
+def _unit_noise_second_moment(norm, dim, n_classes):
+    """``E|V|_2^2`` of the softmax K-norm noise at epsilon = 1 (scales as ``1/epsilon^2``)."""
+    from ..noise import KNormMechanism
+
+    total = n_classes * dim
+    mech = KNormMechanism(norm, total, softmax_sensitivity(norm, dim), 1.0, random_state=0)
+    return mech.variance * total
+
+
+def default_q_softmax(epsilon, dim, n_classes, norm="linf", n_samples=10_000, ridge=0.0):
+    """Data-independent q for the softmax model (``q="auto"``).
+
+    The nominal-error rule of :func:`._logistic_core.nominal_error` adapted to the softmax
+    constants: per class, ``sqrt(g^2 R^2 + E|V|^2 / (K (epsilon q n)^2)) / (h + g)`` with
+    ``g = (gamma_softmax + ridge) / n`` and the same nominal curvature h and radius R; the
+    minimiser over q in {0.30, 0.31, ..., 0.99}. Uses only (epsilon, m, K, norm, n).
+    """
+    from ._logistic_core import NOMINAL_CURVATURE, NOMINAL_RADIUS
+
+    grid = np.round(np.arange(0.30, 0.995, 0.01), 2)
+    h, R = NOMINAL_CURVATURE, NOMINAL_RADIUS
+    ev = _unit_noise_second_moment(norm, dim, n_classes)
+    cost = []
+    for q in grid:
+        g = (softmax_gamma(epsilon, q, dim, n_classes) + ridge) / n_samples
+        noise_sq = ev / (n_classes * (epsilon * q * n_samples) ** 2)
+        cost.append(math.sqrt(g * g * R * R + noise_sq) / (h + g))
+    return float(grid[int(np.argmin(cost))])
+
+
+def _ridge_vector(n_classes, dim, fit_intercept, alpha_l2):
+    r = np.full((n_classes, dim), float(alpha_l2))
+    if fit_intercept:
+        r[:, 0] = 0.0
+    return r.ravel()
+
+
+class SoftmaxProblem:
+    """The perturbed multinomial objective, in the interface :func:`certify_problem` uses.
+
+    ``Z1`` is the design with the intercept column (if any) already prepended, ``Y`` the
+    one-hot labels (n, K) (all zeros never occurs: labels are indices of the public classes).
+    """
+
+    l1 = 0.0
+
+    def __init__(self, Z1, Y, fit_intercept, alpha_l2, gamma, V):
+        self.Z1, self.Y = Z1, Y
+        self.n, self.dim = Z1.shape
+        self.K = Y.shape[1]
+        self.ridge = _ridge_vector(self.K, self.dim, fit_intercept, alpha_l2)
+        self.gamma, self.V = float(gamma), np.asarray(V, dtype=float)
+        self.c = np.zeros(self.K * self.dim)
+
+    def _penalty(self, theta):
+        return 0.5 * self.gamma * (theta @ theta) + 0.5 * (self.ridge * theta) @ theta
+
+    def value_and_gradient(self, theta):
+        T = self.Z1 @ theta.reshape(self.K, self.dim).T  # (n, K) margins
+        lse = logsumexp(T, axis=1)
+        loss = (lse.sum() - np.sum(T * self.Y)) / self.n
+        R = np.exp(T - lse[:, None]) - self.Y
+        grad = (R.T @ self.Z1).ravel() / self.n
+        grad += (self.gamma * theta + self.ridge * theta + self.V) / self.n
+        return loss + (self._penalty(theta) + self.V @ theta) / self.n, grad
+
+    def value(self, theta):
+        return self.value_and_gradient(theta)[0]
+
+    def gradient(self, theta):
+        return self.value_and_gradient(theta)[1]
+
+    def hessian(self, theta):
+        K, dim = self.K, self.dim
+        P = softmax(self.Z1 @ theta.reshape(K, dim).T, axis=1)
+        H = np.empty((K * dim, K * dim))
+        for k in range(K):
+            for j in range(k, K):
+                w = P[:, k] * ((k == j) - P[:, j]) / self.n
+                block = self.Z1.T @ (self.Z1 * w[:, None])
+                H[k * dim : (k + 1) * dim, j * dim : (j + 1) * dim] = block
+                H[j * dim : (j + 1) * dim, k * dim : (k + 1) * dim] = block.T
+        H[np.diag_indices_from(H)] += (self.gamma + self.ridge) / self.n
+        return H
+
+    def measure(self, theta):
+        """Accurate gradient and its rounding bound (same scheme as the binary one).
+
+        Loss terms ``(p_k - y_k) z_j`` are at most 1 in absolute value; softmax costs about
+        ``(K + 4) u`` per probability; the margins' rounding ``dim u |theta_k|_1`` reaches p
+        through the softmax Jacobian, whose rows have l1 norm at most 1/2 (Dot2 margins when
+        that term would exceed 1e-13).
+        """
+        K, dim, n = self.K, self.dim, self.n
+        Th = theta.reshape(K, dim)
+        margin_err = dim * _U * float(np.abs(Th).sum(axis=1).max()) / 2.0
+        plain = margin_err <= 1e-13
+        parts = np.empty((max(1, -(-n // _CHUNK)), K * dim))
+        for c, start in enumerate(range(0, n, _CHUNK)):
+            Zc = self.Z1[start : start + _CHUNK]
+            if plain:
+                T = Zc @ Th.T
+            else:
+                T = np.column_stack([_margins_accurate(Zc, Th[k], 0.0) for k in range(K)])
+            R = softmax(T, axis=1) - self.Y[start : start + _CHUNK]
+            parts[c] = (R.T @ Zc).ravel()
+        loss = [math.fsum(parts[:, j]) for j in range(K * dim)]
+        p1, e1 = _two_product(np.full_like(theta, self.gamma), theta)
+        p2, e2 = _two_product(self.ridge, theta)
+        s1, f1 = _two_sum(p1, self.V)
+        s2, f2 = _two_sum(s1, p2)
+        g = np.array([math.fsum(t) for t in zip(loss, s2, e1, e2, f1, f2)]) / n
+        pen_err = 8.0 * _U * _U * ((self.gamma + self.ridge) * np.abs(theta) + np.abs(self.V))
+        per_coord = (_CHUNK + K + 22) * _U + (margin_err if plain else 0.0)
+        err = math.sqrt(K * dim) * per_coord + float(np.linalg.norm(pen_err)) / n
+        return g, err, g
+
+
+def softmax_lipschitz(dim, gamma, ridge, n):
+    """``dim/2 + (gamma + ridge)/n``: ``|A| <= 1/2`` and ``|z|^2 <= dim``."""
+    return dim / 2.0 + (gamma + ridge) / n
+
+
+def solve_softmax_lbfgs(problem, max_iter):
+    """L-BFGS warm start for :func:`certify_problem` (only a starting point)."""
+    res = optimize.minimize(
+        problem.value_and_gradient,
+        np.zeros(problem.K * problem.dim),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": max_iter, "gtol": 1e-8, "ftol": 1e-16, "maxcor": 20},
+    )
+    x = res.x if np.all(np.isfinite(res.x)) else np.zeros_like(res.x)
+    return x, int(res.nit)

@@ -1,0 +1,104 @@
+"""Issue #10, items 2 and 3: logistic labels leak; objective perturbation released uncertified.
+
+Each test fails on the code before the fix (no ``classes``/``bounds_X`` parameters, a
+data-dependent "only one class" error, and a release at wherever L-BFGS stopped).
+"""
+
+import numpy as np
+import pytest
+
+import dpreg.linear_model.logistic as logistic_module
+from dpreg import BudgetAccountant, ObjectivePerturbationLogistic
+
+
+def _data(n=300, seed=0, p=3):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-3 * X[:, 0]))).astype(int)
+    return X, y
+
+
+def _record(monkeypatch):
+    """Record every certified point and every noise draw of a fit."""
+    log = {"certified": [], "noise": []}
+    real_certify, real_mech = logistic_module.certify, logistic_module.KNormMechanism
+
+    def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
+        theta, steps = real_certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L)
+        log["certified"].append((theta.copy(), Z, y, fit_intercept, alpha_l2, l1, gamma, V))
+        return theta, steps
+
+    class Mech(real_mech):
+        def sample(self, size=None):
+            v = super().sample(size)
+            log["noise"].append((self.norm, self.sensitivity, self.epsilon, v.copy()))
+            return v
+
+    monkeypatch.setattr(logistic_module, "certify", certify)
+    monkeypatch.setattr(logistic_module, "KNormMechanism", Mech)
+    return log
+
+
+def test_regression_logistic_label_set_present_in_data_does_not_change_the_mechanism():
+    """Neighbours with labels {0, 1, 7} and {0, 1}: same problems, same budget split."""
+    X, y = _data()
+    y_a = np.where(y == 1, 1, 0)
+    y_a[0] = 7
+    y_b = y_a.copy()
+    y_b[0] = 1  # replace-one neighbour: label 7 no longer occurs
+    kw = dict(epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1, 7], random_state=0)
+    a = ObjectivePerturbationLogistic(**kw).fit(X, y_a)
+    b = ObjectivePerturbationLogistic(**kw).fit(X, y_b)
+    for attr in ("classes_", "epsilon_per_problem_", "q_", "gamma_", "amp_epsilon_", "grad_tol_"):
+        np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+    assert a.theta_.shape == b.theta_.shape == (3, 4)
+    assert a.epsilon_per_problem_ == pytest.approx(1.0 / 3)
+
+
+def test_regression_logistic_single_class_does_not_raise_with_classes():
+    """No data-dependent 'only one class' exception once the label set is public."""
+    X, _ = _data(n=100)
+    acc = BudgetAccountant(epsilon=2.0)
+    for y in (np.zeros(100, int), np.ones(100, int)):
+        clf = ObjectivePerturbationLogistic(
+            epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1], accountant=acc, random_state=0
+        ).fit(X, y)
+        assert clf.theta_.shape == (1, 4) and np.all(np.isfinite(clf.theta_))
+        assert list(clf.classes_) == [0, 1]
+    assert acc.spent[0] == pytest.approx(2.0)  # both fits charged
+
+
+def test_regression_logistic_label_outside_classes_is_an_input_error():
+    X, y = _data(n=100)
+    with pytest.raises(ValueError, match="outside classes"):
+        ObjectivePerturbationLogistic(bounds_X=(-1, 1), classes=["a", "b"]).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(max_iter=1),
+        dict(max_iter=1, epsilon=200.0),  # tiny gamma: an almost flat objective
+        dict(solver="cvxpy"),
+        dict(solver="cvxpy", alpha=3.0, l1_ratio=1.0),  # non-smooth: subgradient certificate
+    ],
+)
+def test_regression_logistic_release_is_certified(monkeypatch, kw):
+    """Every released point is theta_hat + W with theta_hat certified by the public tol."""
+    from dpreg.linear_model._certify import minimal_subgradient  # absent before the fix
+
+    log = _record(monkeypatch)
+    X, y = _data(n=400, seed=1)
+    X[:, 2] = X[:, 1]  # collinear features make the objective flat in one direction
+    clf = ObjectivePerturbationLogistic(
+        **{"epsilon": 1.0, "bounds_X": (-1, 1), "classes": [0, 1], "random_state": 3, **kw}
+    ).fit(X, y)
+    ((theta_hat, *args),) = log["certified"]
+    s, err, _ = minimal_subgradient(theta_hat, *args)
+    assert np.linalg.norm(s) <= clf.grad_tol_ / 2 and np.linalg.norm(s) + err <= clf.grad_tol_
+    # the output noise is the l2 K-norm draw calibrated to 2 tol / mu, and it is added
+    norm, sens, eps, W = log["noise"][-1]
+    assert norm == "l2" and eps == pytest.approx(clf.amp_epsilon_)
+    assert sens == pytest.approx(2 * clf.grad_tol_ / clf.strong_convexity_)
+    np.testing.assert_array_equal(clf.theta_[0], theta_hat + W)
+    assert clf.amp_epsilon_ == pytest.approx(0.01 * clf.epsilon_per_problem_)
