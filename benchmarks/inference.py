@@ -86,7 +86,7 @@ def score(n, eps, est, ci):
 
 
 def run(quick: bool = False) -> pd.DataFrame:
-    reps, n_boot = (60, 300) if quick else (400, 500)
+    reps, n_boot = (60, 300) if quick else (150, 250)
     rows = []
     for i, n in enumerate(N_GRID):
         for eps, (est, ci) in cell_draws(n, reps, n_boot, seed=1000 + i).items():

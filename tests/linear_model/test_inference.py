@@ -151,8 +151,8 @@ def test_coverage_one_cell_loosely():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n, eps", [(1000, 1.0), (10000, 0.25), (100000, 4.0)])
+@pytest.mark.parametrize("n, eps", [(1000, 1.0), (100000, 4.0)])
 def test_coverage_cells(n, eps):
-    cov, ratio = _coverage(n, eps, reps=300, n_boot=400, seed=10)
+    cov, ratio = _coverage(n, eps, reps=200, n_boot=300, seed=10)
     assert np.all((cov >= 0.92) & (cov <= 0.98)), cov
     assert np.all(ratio <= 1.3), ratio
