@@ -145,9 +145,11 @@ def _coverage(n, eps, reps, n_boot, seed):
 
 def test_coverage_one_cell_loosely():
     cov, ratio = _coverage(10000, 1.0, reps=40, n_boot=150, seed=9)
-    # 120 correlated Bernoulli(0.95) indicators: a loose band that a naive interval fails
-    assert 0.85 <= cov.mean() <= 1.0
-    assert np.all(ratio < 2.0)
+    # 120 correlated Bernoulli(0.95) indicators, so a loose band. Control: a bootstrap that
+    # leaves out the privacy noise gave coverage 0.81 and a width ratio 0.66 on this cell
+    # (these seeds), failing both checks; ours gave 0.975 and ratios 1.24-1.77.
+    assert 0.88 <= cov.mean() <= 1.0
+    assert np.all((ratio > 0.75) & (ratio < 2.5))
 
 
 @pytest.mark.slow
