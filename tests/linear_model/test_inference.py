@@ -153,7 +153,7 @@ def test_coverage_one_cell_loosely():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n, eps", [(1000, 1.0), (100000, 4.0)])
+@pytest.mark.parametrize("n, eps", [(10000, 1.0), (100000, 4.0)])
 def test_coverage_cells(n, eps):
     cov, ratio = _coverage(n, eps, reps=200, n_boot=300, seed=10)
     assert np.all((cov >= 0.92) & (cov <= 0.98)), cov
