@@ -64,6 +64,7 @@ from .._validation import (
     check_random_state,
 )
 from ..accounting import check_accountant
+from . import _inference
 from ._functional_sensitivity import (
     Layout,
     hull_body,
@@ -71,6 +72,7 @@ from ._functional_sensitivity import (
     l2_sensitivity,
     linf_sensitivity,
 )
+from ._inference import NoisyStatistics, release_yty
 
 NORMS = ("l1", "l2", "linf", "hull", "auto")
 MECHANISMS = ("auto", "knorm", "gaussian", "huber")
@@ -102,6 +104,7 @@ class SufficientStatistics:
     x_scale: np.ndarray
     y_offset: float
     y_scale: float
+    yty: float | None = None  # w^T w, released only for inference (``inference_share > 0``)
 
     @property
     def layout(self):
@@ -191,6 +194,7 @@ def _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc):
         x_scale=x_sc,
         y_offset=float(y_off[0]),
         y_scale=float(y_sc[0]),
+        yty=float(M[q, q]),
     )
 
 
@@ -541,6 +545,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         noise standard deviation of the Gram block (data-independent).
     chunk_size : int, default=65536
         Rows per chunk of the streaming pass.
+    inference_share : float in [0, 1), default=0.0
+        Share of ``epsilon`` spent on a Laplace release of the scaled ``y^T y`` (sensitivity
+        1), which lets :meth:`conf_int` estimate the residual variance; the statistics get
+        the rest (basic composition, same total). 0 releases nothing extra and the intervals
+        use the worst-case residual variance (valid, conservative). See ``docs/inference.md``.
 
     Attributes
     ----------
@@ -559,6 +568,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         Share of epsilon spent on the Gram block (1.0 for a joint release).
     sensitivity_ : dict
         ``{"linf": ..., "l1": ..., "l2": ...}`` sensitivities of T.
+    noisy_statistics_ : NoisyStatistics
+        The released noisy statistics and the public noise law (used by :meth:`conf_int`,
+        :meth:`bse`, :meth:`summary`; post-processing, no extra budget).
 
     Examples
     --------
@@ -591,6 +603,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         postprocess="psd",
         ridge_factor=3.0,
         chunk_size=65536,
+        inference_share=0.0,
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -606,6 +619,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         self.postprocess = postprocess
         self.ridge_factor = ridge_factor
         self.chunk_size = chunk_size
+        self.inference_share = inference_share
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -632,6 +646,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError(f"chunk_size must be a positive integer, got {cs!r}.")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be a bool, got {self.fit_intercept!r}.")
+        sh = self.inference_share
+        if isinstance(sh, bool) or not isinstance(sh, numbers.Real) or not 0 <= sh < 1:
+            raise ValueError(f"inference_share must be a number in [0, 1), got {sh!r}.")
         return eps, delta, acc
 
     def fit(self, X, y):
@@ -687,6 +704,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         eps, delta, acc = self._check_params()
         if bool(stats.fit_intercept) != bool(self.fit_intercept):
             raise ValueError("stats.fit_intercept does not match fit_intercept.")
+        if self.inference_share > 0 and stats.yty is None:
+            raise ValueError("inference_share > 0 needs stats.yty (sufficient_statistics sets it).")
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
         self.n_features_in_ = stats.n_features
         if hasattr(self, "feature_names_in_"):
@@ -695,14 +714,24 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
 
     def _fit_statistics(self, stats, eps, delta, acc):
         layout = stats.layout
-        plan = make_plan(layout, eps, delta, self.norm, self.mechanism, self.release, self.split)
+        eps_y = eps * float(self.inference_share)  # basic composition: eps_T + eps_y = eps
+        eps_T = eps - eps_y
+        plan = make_plan(layout, eps_T, delta, self.norm, self.mechanism, self.release, self.split)
         rng = check_random_state(self.random_state)
-        T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps, delta, rng, n=stats.n)
+        T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps_T, delta, rng, n=stats.n)
         gram, xty = layout.unpack(T_noisy, stats.n)
         lam = float(self.ridge_factor) * math.sqrt(layout.p + 1.0) * plan.gram_std
         beta = solve_normal_equations(
             gram, xty, self.postprocess.lower(), lam, layout.fit_intercept
         )
+        yty, yty_scale = (
+            release_yty(stats.yty, eps_y, rng, n=stats.n) if eps_y > 0 else (None, None)
+        )
+        self.noisy_statistics_ = NoisyStatistics(
+            gram, xty, yty, yty_scale, stats.n, layout, plan, eps_T, delta,
+            self.postprocess.lower(), lam, stats.x_offset, stats.x_scale, stats.y_offset,
+            stats.y_scale,
+        )  # fmt: skip
         self._set_coefficients(beta, stats)
         self.norm_ = plan.norm
         self.mechanism_ = plan.mechanism
@@ -732,6 +761,39 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             intercept = float(np.nan_to_num(intercept))
         self.coef_ = coef
         self.intercept_ = float(intercept)
+
+    # -- private inference: post-processing of noisy_statistics_ (dpreg.linear_model._inference)
+    def conf_int(self, alpha=0.05, n_boot=1000):
+        """``(1 - alpha)`` intervals for ``[intercept, coef...]``; no extra budget.
+
+        Basic parametric bootstrap from the released statistics (``docs/inference.md``).
+        Returns an array of shape ``(n_params, 2)``, or a DataFrame indexed by ``"const"``
+        and the feature names when ``fit`` saw column names.
+        """
+        return _inference.conf_int(self, alpha, n_boot)
+
+    def bse(self, n_boot=1000):
+        """Standard errors of ``[intercept, coef...]`` (bootstrap; no extra budget)."""
+        return _inference.bse(self, n_boot)
+
+    def summary(self, alpha=0.05, n_boot=1000):
+        """A statsmodels-style table; ``str()`` it or call ``.as_dataframe()``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dpreg import FunctionalLinearRegression
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.uniform(-1, 1, size=(20000, 2))
+        >>> y = 1.0 + X @ np.array([2.0, -1.0]) + rng.normal(size=20000)
+        >>> model = FunctionalLinearRegression(epsilon=2.0, bounds_X=(-1, 1), bounds_y=(-7, 9),
+        ...                                    inference_share=0.1, random_state=0).fit(X, y)
+        >>> model.conf_int().shape
+        (3, 2)
+        >>> list(model.summary().as_dataframe().columns)
+        ['coef', 'std err', '[0.025', '0.975]']
+        """
+        return _inference.summary(self, alpha, n_boot)
 
     def predict(self, X):
         """Predicted targets ``X @ coef_ + intercept_`` in the user's units."""

@@ -1,0 +1,299 @@
+r"""Private inference for :class:`~dpreg.linear_model.FunctionalLinearRegression`.
+
+Standard errors, confidence intervals and a summary table computed from the *released*
+quantities only (the noisy sufficient statistics, the public ``n``, the public scaling and the
+public noise law), so they are post-processing and cost no privacy budget. The derivation and
+the assumptions are in ``docs/inference.md``; in short, a parametric bootstrap:
+
+1. From the noisy Gram ``G~`` and target vector ``c~`` take the released estimate ``b^`` (the
+   estimator's own post-processing) and ``G^``, the PSD floor of ``G~`` (the same projection
+   the estimator uses), as the design.
+2. The residual variance (scaled units, where ``w in [-1, 1]``) comes from the optional
+   private release of ``w^T w`` (``inference_share > 0``): ``RSS = w^T w - 2 b^T c~ +
+   b^T G~ b``, inflated by one standard deviation of its Laplace noise and capped at the
+   bound 1 that holds for any variable in [-1, 1]. Without that release we use the bound 1
+   (valid but conservative).
+3. Each bootstrap replicate draws the sampling error of ``Z^T w`` under the Gaussian linear
+   model, ``c* = G^ b^ + sigma^ L xi`` (``L L^T = G^``), adds a fresh draw of the *same*
+   privacy noise law (:func:`~dpreg.linear_model.functional.privatize_statistic` with the
+   stored plan) and re-runs the same post-processing.
+4. Basic (bias-correcting) bootstrap intervals of the parameters in the user's units.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_random_state
+
+DEFAULT_N_BOOT = 1000
+
+
+@dataclass
+class NoisyStatistics:
+    """Everything the estimator released, plus the public facts needed to re-use it.
+
+    ``gram`` and ``xty`` are the noisy (scaled) ``Z^T Z`` and ``Z^T w``; ``yty`` the noisy
+    ``w^T w`` (None when it was not released) with Laplace scale ``yty_scale``. ``plan``,
+    ``epsilon``, ``delta`` describe the noise of the main release, ``postprocess``/``lam``
+    the solve. None of these depend on the data except the three noisy quantities.
+    """
+
+    gram: np.ndarray
+    xty: np.ndarray
+    yty: float | None
+    yty_scale: float | None
+    n: int
+    layout: object
+    plan: object
+    epsilon: float
+    delta: float
+    postprocess: str
+    lam: float
+    x_offset: np.ndarray
+    x_scale: np.ndarray
+    y_offset: float
+    y_scale: float
+
+
+def release_yty(w_squared_sum, epsilon, rng, n=None):
+    """Laplace release of ``sum w_i^2`` for scaled targets ``w_i in [-1, 1]``.
+
+    Replace-one sensitivity: ``w^2 in [0, 1]``, so replacing one row changes the sum by at
+    most 1 and ``Laplace(1 / epsilon)`` noise gives ``epsilon``-DP. The computed sum differs
+    from the exact sum of the computed squares by at most ``float_sum_error_bound(n, 1)``, so
+    with the public ``n`` the sensitivity is ``1 + 2 * that`` (``docs/floating_point.md``), and
+    the release is the exact grid release of the shared noise backend. Returns
+    ``(value, scale)``.
+    """
+    from ..noise import LaplaceMechanism  # noqa: PLC0415
+    from ..noise._grid import float_sum_error_bound  # noqa: PLC0415
+
+    sens = 1.0
+    if n is not None:
+        sens += 2.0 * float_sum_error_bound(int(n), 1.0, products=True)
+    mech = LaplaceMechanism(epsilon, sens, random_state=rng)
+    return float(mech.randomise(float(w_squared_sum))), sens / epsilon
+
+
+def _to_user_units(beta, ns):
+    """Map scaled coefficients (rows of ``beta``) to ``[intercept, coef...]`` (linear map)."""
+    from .functional import _inverse  # noqa: PLC0415  (avoid a circular import)
+
+    beta = np.atleast_2d(beta)
+    fi = ns.layout.fit_intercept
+    o = 1 if fi else 0
+    coef = ns.y_scale * beta[:, o:] * _inverse(ns.x_scale)
+    if not fi:
+        return coef
+    intercept = ns.y_offset + ns.y_scale * beta[:, 0] - coef @ ns.x_offset
+    return np.column_stack([intercept, coef])
+
+
+def _solve(ns, gram, xty):
+    from .functional import solve_normal_equations  # noqa: PLC0415
+
+    return solve_normal_equations(gram, xty, ns.postprocess, ns.lam, ns.layout.fit_intercept)
+
+
+def _psd_floor(gram, floor):
+    w, V = np.linalg.eigh(0.5 * (gram + gram.T))
+    return (V * np.maximum(w, floor)) @ V.T
+
+
+def residual_variance(ns, beta):
+    """Conservative plug-in ``sigma^2`` of the scaled target (see the module docstring)."""
+    q = len(beta)
+    if ns.yty is None:
+        return 1.0
+    rss = ns.yty - 2.0 * beta @ ns.xty + beta @ (0.5 * (ns.gram + ns.gram.T)) @ beta
+    dof = max(ns.n - q, 1)
+    sigma2 = (max(rss, 0.0) + math.sqrt(2.0) * ns.yty_scale) / dof
+    return float(min(sigma2, 1.0))
+
+
+def bootstrap(ns, n_boot=DEFAULT_N_BOOT, random_state=0):
+    """``(estimate, draws)`` in user units: the released estimate and ``n_boot`` replicates."""
+    from .functional import privatize_statistic  # noqa: PLC0415
+
+    rng = check_random_state(random_state)
+    layout = ns.layout
+    beta = _solve(ns, ns.gram, ns.xty)
+    # the design of the bootstrap world: the noisy Gram with a floor that keeps it PD
+    G = _psd_floor(ns.gram, max(ns.lam, 1e-9 * max(ns.n, 1)))
+    L = np.linalg.cholesky(G)
+    sigma = math.sqrt(residual_variance(ns, beta))
+    mean_xty = G @ beta
+    draws = np.empty((n_boot, len(beta)))
+    zero = np.zeros(layout.dim)
+    for b in range(n_boot):
+        xty = mean_xty + sigma * (L @ rng.standard_normal(len(beta)))
+        noise = privatize_statistic(zero, layout, ns.plan, ns.epsilon, ns.delta, rng)
+        g_n, c_n = layout.unpack(noise, 0.0)  # noise only: n's corner is exact
+        draws[b] = _solve(ns, G + g_n, xty + c_n)
+    return _to_user_units(beta, ns)[0], _to_user_units(draws, ns)
+
+
+def poorly_determined(ns):
+    """True when the privacy noise of the Gram is not small against its smallest eigenvalue:
+    then the delta-method/bootstrap approximation is known to be poor (small ``n * epsilon``)."""
+    w = np.linalg.eigvalsh(0.5 * (ns.gram + ns.gram.T))
+    noise = ns.plan.gram_std * math.sqrt(len(w))
+    return bool(w[0] <= 5.0 * noise)
+
+
+def check_alpha(alpha):
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}.")
+    return float(alpha)
+
+
+def check_n_boot(n_boot):
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 20:
+        raise ValueError(f"n_boot must be an integer >= 20, got {n_boot!r}.")
+    return int(n_boot)
+
+
+def basic_interval(estimate, draws, alpha):
+    """Basic bootstrap interval ``[2 t - q_{1-a/2}, 2 t - q_{a/2}]`` per parameter."""
+    lo, hi = np.quantile(draws, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+    return np.column_stack([2.0 * estimate - hi, 2.0 * estimate - lo])
+
+
+def warn_if_poor(ns):
+    if poorly_determined(ns):
+        warnings.warn(
+            "The privacy noise is large against the smallest eigenvalue of the Gram matrix "
+            "(small n * epsilon): the bootstrap intervals are approximate and may under-cover; "
+            "see docs/inference.md.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if ns.yty is None:
+        warnings.warn(
+            "y^T y was not released (inference_share=0): the residual variance is bounded by "
+            "its worst case, so the intervals are valid but conservative.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+class Summary:
+    """Result of ``summary()``: ``str(summary)`` is the table, :meth:`as_dataframe` the frame."""
+
+    def __init__(self, frame, info):
+        self.frame = frame
+        self.info = info
+
+    def as_dataframe(self):
+        """The coefficient table as a :class:`pandas.DataFrame`."""
+        return self.frame.copy()
+
+    def __str__(self):
+        left = [f"{k}: {v}" for k, v in self.info.items()]
+        body = self.frame.to_string(float_format=lambda v: f"{v: .4g}")
+        width = max(len(line) for line in body.splitlines() + left)
+        rule = "=" * width
+        return "\n".join(
+            [rule, "Private linear regression (functional mechanism)".center(width), rule]
+            + left
+            + ["-" * width, body, rule]
+        )
+
+    __repr__ = __str__
+
+
+def param_names(estimator, fit_intercept):
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is None:
+        names = [f"x{j + 1}" for j in range(estimator.n_features_in_)]
+    names = [str(s) for s in names]
+    return (["const"] if fit_intercept else []) + names
+
+
+# ---------------------------------------------------------------------------------------------
+# What the estimator's methods delegate to
+
+
+def _released(estimator):
+    from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415
+
+    check_is_fitted(estimator, "noisy_statistics_")
+    ns = estimator.noisy_statistics_
+    if np.ndim(ns.xty) != 1:
+        raise ValueError("private inference supports a 1-D target only (one output).")
+    return ns
+
+
+def _draws(estimator, n_boot):
+    ns = _released(estimator)
+    n_boot = check_n_boot(n_boot)
+    cache = getattr(estimator, "_inference_cache", None)
+    if cache is None or cache[0] is not ns or cache[1] != n_boot:
+        # a fixed seed: the intervals are a deterministic function of the release
+        cache = (ns, n_boot, bootstrap(ns, n_boot, random_state=0))
+        estimator._inference_cache = cache
+    return ns, cache[2]
+
+
+def _framed(estimator, values, columns):
+    """A DataFrame when the estimator saw column names, else the array."""
+    if getattr(estimator, "feature_names_in_", None) is None:
+        return values
+    import pandas as pd  # noqa: PLC0415
+
+    names = param_names(estimator, estimator.noisy_statistics_.layout.fit_intercept)
+    return pd.DataFrame(values, index=names, columns=columns)
+
+
+def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
+    alpha = check_alpha(alpha)
+    ns, (est, draws) = _draws(estimator, n_boot)
+    warn_if_poor(ns)
+    ci = basic_interval(est, draws, alpha)
+    return _framed(estimator, ci, [f"{alpha / 2:g}", f"{1 - alpha / 2:g}"])
+
+
+def bse(estimator, n_boot=DEFAULT_N_BOOT):
+    ns, (_, draws) = _draws(estimator, n_boot)
+    warn_if_poor(ns)
+    se = draws.std(axis=0, ddof=1)
+    if getattr(estimator, "feature_names_in_", None) is None:
+        return se
+    import pandas as pd  # noqa: PLC0415
+
+    return pd.Series(se, index=param_names(estimator, ns.layout.fit_intercept), name="std err")
+
+
+def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
+    import pandas as pd  # noqa: PLC0415
+
+    alpha = check_alpha(alpha)
+    ns, (est, draws) = _draws(estimator, n_boot)
+    warn_if_poor(ns)
+    ci = basic_interval(est, draws, alpha)
+    frame = pd.DataFrame(
+        {
+            "coef": est,
+            "std err": draws.std(axis=0, ddof=1),
+            f"[{alpha / 2:g}": ci[:, 0],
+            f"{1 - alpha / 2:g}]": ci[:, 1],
+        },
+        index=param_names(estimator, ns.layout.fit_intercept),
+    )
+    norm = ns.plan.norm if isinstance(ns.plan.norm, str) else "hull"
+    eps_yty = float(estimator.epsilon) - ns.epsilon if ns.yty is not None else 0.0
+    info = {
+        "n": ns.n,
+        "epsilon spent": f"{float(estimator.epsilon):g} (statistics {ns.epsilon:g}, "
+        f"y^T y {eps_yty:g})",
+        "delta spent": f"{ns.delta:g}",
+        "mechanism": f"{ns.plan.mechanism} ({ns.plan.description})",
+        "norm": norm,
+        "interval": f"basic parametric bootstrap, {n_boot} draws (no extra budget)",
+    }
+    return Summary(frame, info)
