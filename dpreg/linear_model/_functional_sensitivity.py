@@ -101,6 +101,7 @@ class Layout:
 
     p: int
     fit_intercept: bool
+    n_outputs: int = 1
 
     @property
     def n_pairs(self):
@@ -130,26 +131,30 @@ class Layout:
 
     @property
     def ysum(self):
-        return np.arange(self.d_gram, self.d_gram + 1) if self.fit_intercept else np.arange(0)
+        """Indices of the target sums ``Y_m`` (one per output; only with an intercept)."""
+        k = self.n_outputs if self.fit_intercept else 0
+        return self.d_gram + np.arange(k)
 
     @property
     def xy(self):
-        return self.d_gram + len(self.ysum) + np.arange(self.p)
+        """Indices of ``P_jm``, row-major in (feature j, output m)."""
+        return self.d_gram + len(self.ysum) + np.arange(self.p * self.n_outputs)
 
     @property
     def d_target(self):
-        return len(self.ysum) + self.p
+        return len(self.ysum) + self.p * self.n_outputs
 
     @property
     def dim(self):
         return self.d_gram + self.d_target
 
     def pack(self, gram, xty):
-        """T from the full moment matrices ``gram = Z^T Z`` and ``xty = Z^T w``.
+        """T from the full moment matrices ``gram = Z^T Z`` and ``xty = Z^T W``.
 
         ``Z`` carries the intercept column first when ``fit_intercept``; the constant ``n`` is
-        dropped and squares are doubled.
+        dropped and squares are doubled. ``xty`` has shape ``(q,)`` or ``(q, n_outputs)``.
         """
+        xty = np.asarray(xty, dtype=float).reshape(len(gram), self.n_outputs)
         o = 1 if self.fit_intercept else 0
         I, J = self.pairs
         diag = np.diag(gram)[o:]
@@ -158,12 +163,16 @@ class Layout:
             parts.append(gram[0, 1:])
         parts += [2.0 * diag, gram[o + I, o + J]]
         if self.fit_intercept:
-            parts.append(xty[:1])
-        parts.append(xty[o:])
+            parts.append(xty[0])
+        parts.append(xty[o:].ravel())
         return np.concatenate(parts)
 
     def unpack(self, T, n):
-        """Inverse of :meth:`pack`: ``(gram, xty)`` (squares halved, ``n`` in the corner)."""
+        """Inverse of :meth:`pack`: ``(gram, xty)`` (squares halved, ``n`` in the corner).
+
+        ``xty`` has shape ``(q,)`` for one output (as before multi-output support) and
+        ``(q, n_outputs)`` otherwise.
+        """
         T = np.asarray(T, dtype=float)
         o = 1 if self.fit_intercept else 0
         q = self.p + o
@@ -176,51 +185,115 @@ class Layout:
         I, J = self.pairs
         gram[o + I, o + J] = T[self.cross]
         gram[o + J, o + I] = T[self.cross]
-        xty = np.empty(q)
+        k = self.n_outputs
+        xty = np.empty((q, k))
         if self.fit_intercept:
-            xty[0] = T[self.ysum[0]]
-        xty[o:] = T[self.xy]
-        return gram, xty
+            xty[0] = T[self.ysum]
+        xty[o:] = T[self.xy].reshape(self.p, k)
+        return gram, (xty[:, 0] if k == 1 else xty)
 
     def contributions(self, x, y):
-        """Per-row contributions ``t(x, y)`` for rows of ``x`` (m, p) and ``y`` (m,)."""
+        """Per-row contributions ``t(x, y)`` for rows of ``x`` (m, p) and ``y`` (m,) or (m, k)."""
         x = np.atleast_2d(np.asarray(x, dtype=float))
-        y = np.asarray(y, dtype=float).reshape(-1)
+        y = np.asarray(y, dtype=float).reshape(len(x), self.n_outputs)
         I, J = self.pairs
         parts = []
         if self.fit_intercept:
             parts.append(x)
         parts += [2.0 * x**2, x[:, I] * x[:, J]]
         if self.fit_intercept:
-            parts.append(y[:, None])
-        parts.append(x * y[:, None])
+            parts.append(y)
+        parts.append((x[:, :, None] * y[:, None, :]).reshape(len(x), -1))
         return np.concatenate(parts, axis=1)
 
 
-def linf_sensitivity(p, fit_intercept=True):
+def linf_sensitivity(p, fit_intercept=True, n_outputs=1):
     """``Delta_inf`` of T: 2 (each entry ranges over an interval of length 2)."""
     return 2.0
 
 
-def l1_sensitivity(p, fit_intercept=True):
+def _l1_gain(c, p):
+    """``max over |S| <= p`` of ``c S - S^2 (p + 3) / (2 p)`` (see "Several outputs")."""
+    c = abs(c)
+    if c <= p + 3:
+        return c * c * p / (2.0 * (p + 3.0))
+    return c * p - p * (p + 3.0) / 2.0
+
+
+def _l1_best_split(p, fit_intercept, n_outputs):
+    """``(k_plus, S)``: the maximising number of outputs with ``y' = y`` and the sum ``S``."""
+    k = n_outputs
+
+    def value(kp):
+        if fit_intercept:
+            return 2.0 * (k - kp) + _l1_gain(k - 1 - 2 * kp, p)
+        return _l1_gain(k - 2 * kp, p)
+
+    kp = max(range(k + 1), key=value)
+    c = (k - 1 - 2 * kp) if fit_intercept else (k - 2 * kp)
+    S = float(np.clip(c * p / (p + 3.0), -p, p))
+    return kp, S, value(kp)
+
+
+def l1_sensitivity(p, fit_intercept=True, n_outputs=1):
     """Exact ``Delta_1`` of T (derivation in the module docstring)."""
+    base = p * (p - 1) / 2.0 + (2.0 + n_outputs) * p + (p if fit_intercept else 0.0)
+    return base + _l1_best_split(p, fit_intercept, n_outputs)[2]
+
+
+def l2_sensitivity(p, fit_intercept=True, n_outputs=1):
+    """``Delta_2`` of T (exact for one output except odd p >= 5; see the module docstring)."""
     if fit_intercept:
-        return p * (p - 1) / 2.0 + 4.0 * p + 2.0
-    return p * (p - 1) / 2.0 + 3.0 * p + p / (2.0 * (p + 3.0))
+        one = 4.0 + max(0.5 * p * p + 5.5 * p, p * p + 4.0 * p)
+        block = 4.0 * (p + 1.0)  # sup of one extra target block, squared
+    else:
+        one = 1.0 + max(0.5 * p * p + 4.5 * p, p * p + 2.0 * p)
+        block = 4.0 * p
+    return math.sqrt(one + (n_outputs - 1) * block)
 
 
-def l2_sensitivity(p, fit_intercept=True):
-    """``Delta_2`` of T (exact except for odd p >= 5; see the module docstring)."""
-    if fit_intercept:
-        return math.sqrt(4.0 + max(0.5 * p * p + 5.5 * p, p * p + 4.0 * p))
-    return math.sqrt(1.0 + max(0.5 * p * p + 4.5 * p, p * p + 2.0 * p))
+def lp_sensitivity(r, p, fit_intercept=True, n_outputs=1):
+    """An upper bound on ``Delta_r`` of T for the lr norm, ``1 < r < inf`` (module docstring).
+
+    By log-convexity of ``r -> ||v||_r`` (Holder), ``||v||_r^r <= ||v||_inf^(r-1) ||v||_1``
+    and, for ``r >= 2``, ``||v||_r^r <= ||v||_inf^(r-2) ||v||_2^2``; for ``1 < r < 2``,
+    ``||v||_r <= ||v||_1^theta ||v||_2^(1-theta)`` with ``theta = 2/r - 1``. The sup of a
+    product is at most the product of the sups, so each gives a bound; we take the smallest.
+    """
+    r = float(r)
+    d1 = l1_sensitivity(p, fit_intercept, n_outputs)
+    d2 = l2_sensitivity(p, fit_intercept, n_outputs)
+    dinf = linf_sensitivity(p, fit_intercept, n_outputs)
+    bounds = [(dinf ** (r - 1.0) * d1) ** (1.0 / r)]
+    if r >= 2.0:
+        bounds.append((dinf ** (r - 2.0) * d2 * d2) ** (1.0 / r))
+    else:
+        theta = 2.0 / r - 1.0
+        bounds.append(d1**theta * d2 ** (1.0 - theta))
+    return min(bounds)
 
 
-def l1_attaining_pair(p, fit_intercept=True):
-    """A pair of rows ``((x, y), (x', y'))`` that attains :func:`l1_sensitivity`."""
-    x = np.ones(p)
-    xp = np.zeros(p) if fit_intercept else np.full(p, 1.0 / (p + 3.0))
-    return (x, 1.0), (xp, -1.0)
+def sensitivity(norm, p, fit_intercept=True, n_outputs=1):
+    """``Delta`` of T in a named norm (``"l1"``, ``"l2"``, ``"linf"``) or the lr norm ``r``."""
+    named = {"l1": l1_sensitivity, "l2": l2_sensitivity, "linf": linf_sensitivity}
+    if isinstance(norm, str):
+        return named[norm](p, fit_intercept, n_outputs)
+    return lp_sensitivity(norm, p, fit_intercept, n_outputs)
+
+
+def l1_attaining_pair(p, fit_intercept=True, n_outputs=1):
+    """A pair of rows ``((x, y), (x', y'))`` that attains :func:`l1_sensitivity`.
+
+    ``x = 1``, ``x' = (S / p) 1``, ``y = 1`` and ``y'_m = -1`` except for the last ``k_plus``
+    outputs, where ``y'_m = 1`` (one output: ``y`` and ``y'`` are scalars).
+    """
+    kp, S, _ = _l1_best_split(p, fit_intercept, n_outputs)
+    x, xp = np.ones(p), np.full(p, S / p)
+    y = np.ones(n_outputs)
+    yp = np.where(np.arange(n_outputs) >= n_outputs - kp, 1.0, -1.0)
+    if n_outputs == 1:
+        return (x, 1.0), (xp, float(yp[0]))
+    return (x, y), (xp, yp)
 
 
 def l2_lower_pair(p, fit_intercept=True):
