@@ -83,7 +83,59 @@ loses exactly 1.
 exact, ``= p + 1``, for odd p >= 5 (``x = 1, x' = tau`` with ``sum tau = -1``); for other p it
 over-states the exact value by at most 1 in the square.
 
-Every bound is checked by an adversarial search over pairs of rows in the test suite.
+Several outputs
+---------------
+With a 2-D target ``Y`` (k columns, each scaled into [-1, 1] with its own bounds) the target
+block holds ``Y_m = sum y_m`` (with an intercept) and ``P_jm = sum x_j y_m`` for every output
+m, stored after the Gram block in the order ``Y_1..Y_k, P_11, P_12, .., P_1k, P_21, ..``; for
+k = 1 this is the layout above. ``Y^T Y`` is never released. The dimension is
+``d = d_gram + (p + 1) k`` (``d_gram + p k`` without intercept). ``Delta_inf = 2`` as before.
+
+**Exact l1 sensitivity.** The objective is a sum of absolute values of affine functions of
+each ``y_m`` and ``y'_m``, hence convex in each, so its maximum has ``y_m, y'_m in {-1, 1}``;
+flipping the signs of ``(y_m, y'_m)`` together changes only output m's entries, and only
+their signs, so take ``y_m = 1``. Let ``k_+`` outputs have ``y'_m = 1`` and ``k_- = k - k_+``
+have ``y'_m = -1``. With the notation of the one-output proof (``x_j = a_j >= 0``,
+``x'_j = tau_j b_j``, ``M_j, m_j``) the per-feature linear terms are
+``|x_j - x'_j| = M_j - tau_j m_j`` (counted ``k_+`` times, plus once for ``L_j`` with an
+intercept) and ``|x_j + x'_j| = M_j + tau_j m_j`` (``k_-`` times), the ``Y_m`` entries give
+``2 k_-`` (intercept only), the squares ``2 (M_j^2 - m_j^2)`` and the products the bound of
+the one-output proof. Every bound increases in ``M_j``; with ``M_j = 1``, ``S = sum tau_j
+m_j`` and ``sum m_j^2 >= S^2 / p`` (Cauchy-Schwarz):
+
+* with intercept, ``Delta_1 <= p(p-1)/2 + (k + 3) p + max_{k_+} [2 k_- + g(k_- - k_+ - 1)]``;
+* without, ``Delta_1 <= p(p-1)/2 + (k + 2) p + max_{k_+} g(k_- - k_+) = .. + g(k)``;
+
+where ``g(c) = max_{|S| <= p} (c S - S^2 (p + 3) / (2 p))`` equals ``c^2 p / (2 (p + 3))``
+for ``|c| <= p + 3`` and ``|c| p - p (p + 3) / 2`` beyond (``|S| <= sum m_j <= p``). Every
+inequality is an equality at ``x = 1``, ``x' = (S*/p) 1`` (all ``m_j`` equal, ``tau_j`` the
+sign of the maximiser ``S*``) with the maximising ``k_+`` (:func:`l1_attaining_pair`), so
+the bound is exact. For k = 1 it is the one-output formula (``k_+ = 0``, ``g(0) = 0`` with an
+intercept; ``g(1) = p / (2(p+3))`` without). For k >= 2 the maximiser is interior
+(``x' != 0``): e.g. p = 1, k = 2 with an intercept gives 9.125, not the vertex value 9.
+
+**l2 bound.** The squared norm is ``F_1(x, x', y_1, y'_1) + sum_{m >= 2} B_m`` where
+``F_1`` is the squared norm of the one-output statistic (output 1) and ``B_m`` the squared
+entries of output m's block. A sup of a sum is at most the sum of the sups, and
+``B_m = (y_m - y'_m)^2 + sum_j (x_j y_m - x'_j y'_m)^2 <= 4 + 4p`` (``4p`` without
+intercept; attained at ``x = x' = 1, y_m = -y'_m = 1``), so
+``Delta_2^2 <= Delta_2(k=1)^2 + (k - 1) 4 (p + 1)`` (``(k - 1) 4 p`` without intercept). It
+is not exact for k >= 2 (the two sups are reached at different rows); the adversarial search
+reaches at least 0.88 of it for p <= 3, k <= 4 (see the tests and the docs page).
+
+lr norms (``1 < r < inf``)
+--------------------------
+``r -> log ||v||_r^r`` is convex in ``1/r`` (Holder), which gives
+``||v||_r^r <= ||v||_inf^(r-1) ||v||_1`` and, for ``r >= 2``,
+``||v||_r^r <= ||v||_inf^(r-2) ||v||_2^2``, and for ``1 < r < 2``
+``||v||_r <= ||v||_1^theta ||v||_2^(1-theta)`` with ``theta = 2/r - 1``. Taking sups of each
+factor separately, ``Delta_r`` is at most the smallest of these bounds evaluated at
+``Delta_1, Delta_2, Delta_inf`` (:func:`lp_sensitivity`); it lies between ``Delta_inf`` and
+``Delta_1``. It is an upper bound (not exact); the search reaches at least 0.96 of it for
+``r = 7`` in the tested shapes.
+
+Every bound is checked by an adversarial search over pairs of rows in the test suite
+(``tests/linear_model/test_functional_sensitivity.py`` and ``test_functional_multioutput.py``).
 """
 
 from __future__ import annotations
@@ -101,6 +153,7 @@ class Layout:
 
     p: int
     fit_intercept: bool
+    n_outputs: int = 1
 
     @property
     def n_pairs(self):
@@ -130,26 +183,30 @@ class Layout:
 
     @property
     def ysum(self):
-        return np.arange(self.d_gram, self.d_gram + 1) if self.fit_intercept else np.arange(0)
+        """Indices of the target sums ``Y_m`` (one per output; only with an intercept)."""
+        k = self.n_outputs if self.fit_intercept else 0
+        return self.d_gram + np.arange(k)
 
     @property
     def xy(self):
-        return self.d_gram + len(self.ysum) + np.arange(self.p)
+        """Indices of ``P_jm``, row-major in (feature j, output m)."""
+        return self.d_gram + len(self.ysum) + np.arange(self.p * self.n_outputs)
 
     @property
     def d_target(self):
-        return len(self.ysum) + self.p
+        return len(self.ysum) + self.p * self.n_outputs
 
     @property
     def dim(self):
         return self.d_gram + self.d_target
 
     def pack(self, gram, xty):
-        """T from the full moment matrices ``gram = Z^T Z`` and ``xty = Z^T w``.
+        """T from the full moment matrices ``gram = Z^T Z`` and ``xty = Z^T W``.
 
         ``Z`` carries the intercept column first when ``fit_intercept``; the constant ``n`` is
-        dropped and squares are doubled.
+        dropped and squares are doubled. ``xty`` has shape ``(q,)`` or ``(q, n_outputs)``.
         """
+        xty = np.asarray(xty, dtype=float).reshape(len(gram), self.n_outputs)
         o = 1 if self.fit_intercept else 0
         I, J = self.pairs
         diag = np.diag(gram)[o:]
@@ -158,12 +215,16 @@ class Layout:
             parts.append(gram[0, 1:])
         parts += [2.0 * diag, gram[o + I, o + J]]
         if self.fit_intercept:
-            parts.append(xty[:1])
-        parts.append(xty[o:])
+            parts.append(xty[0])
+        parts.append(xty[o:].ravel())
         return np.concatenate(parts)
 
     def unpack(self, T, n):
-        """Inverse of :meth:`pack`: ``(gram, xty)`` (squares halved, ``n`` in the corner)."""
+        """Inverse of :meth:`pack`: ``(gram, xty)`` (squares halved, ``n`` in the corner).
+
+        ``xty`` has shape ``(q,)`` for one output (as before multi-output support) and
+        ``(q, n_outputs)`` otherwise.
+        """
         T = np.asarray(T, dtype=float)
         o = 1 if self.fit_intercept else 0
         q = self.p + o
@@ -176,51 +237,115 @@ class Layout:
         I, J = self.pairs
         gram[o + I, o + J] = T[self.cross]
         gram[o + J, o + I] = T[self.cross]
-        xty = np.empty(q)
+        k = self.n_outputs
+        xty = np.empty((q, k))
         if self.fit_intercept:
-            xty[0] = T[self.ysum[0]]
-        xty[o:] = T[self.xy]
-        return gram, xty
+            xty[0] = T[self.ysum]
+        xty[o:] = T[self.xy].reshape(self.p, k)
+        return gram, (xty[:, 0] if k == 1 else xty)
 
     def contributions(self, x, y):
-        """Per-row contributions ``t(x, y)`` for rows of ``x`` (m, p) and ``y`` (m,)."""
+        """Per-row contributions ``t(x, y)`` for rows of ``x`` (m, p) and ``y`` (m,) or (m, k)."""
         x = np.atleast_2d(np.asarray(x, dtype=float))
-        y = np.asarray(y, dtype=float).reshape(-1)
+        y = np.asarray(y, dtype=float).reshape(len(x), self.n_outputs)
         I, J = self.pairs
         parts = []
         if self.fit_intercept:
             parts.append(x)
         parts += [2.0 * x**2, x[:, I] * x[:, J]]
         if self.fit_intercept:
-            parts.append(y[:, None])
-        parts.append(x * y[:, None])
+            parts.append(y)
+        parts.append((x[:, :, None] * y[:, None, :]).reshape(len(x), -1))
         return np.concatenate(parts, axis=1)
 
 
-def linf_sensitivity(p, fit_intercept=True):
+def linf_sensitivity(p, fit_intercept=True, n_outputs=1):
     """``Delta_inf`` of T: 2 (each entry ranges over an interval of length 2)."""
     return 2.0
 
 
-def l1_sensitivity(p, fit_intercept=True):
+def _l1_gain(c, p):
+    """``max over |S| <= p`` of ``c S - S^2 (p + 3) / (2 p)`` (see "Several outputs")."""
+    c = abs(c)
+    if c <= p + 3:
+        return c * c * p / (2.0 * (p + 3.0))
+    return c * p - p * (p + 3.0) / 2.0
+
+
+def _l1_best_split(p, fit_intercept, n_outputs):
+    """``(k_plus, S)``: the maximising number of outputs with ``y' = y`` and the sum ``S``."""
+    k = n_outputs
+
+    def value(kp):
+        if fit_intercept:
+            return 2.0 * (k - kp) + _l1_gain(k - 1 - 2 * kp, p)
+        return _l1_gain(k - 2 * kp, p)
+
+    kp = max(range(k + 1), key=value)
+    c = (k - 1 - 2 * kp) if fit_intercept else (k - 2 * kp)
+    S = float(np.clip(c * p / (p + 3.0), -p, p))
+    return kp, S, value(kp)
+
+
+def l1_sensitivity(p, fit_intercept=True, n_outputs=1):
     """Exact ``Delta_1`` of T (derivation in the module docstring)."""
+    base = p * (p - 1) / 2.0 + (2.0 + n_outputs) * p + (p if fit_intercept else 0.0)
+    return base + _l1_best_split(p, fit_intercept, n_outputs)[2]
+
+
+def l2_sensitivity(p, fit_intercept=True, n_outputs=1):
+    """``Delta_2`` of T (exact for one output except odd p >= 5; see the module docstring)."""
     if fit_intercept:
-        return p * (p - 1) / 2.0 + 4.0 * p + 2.0
-    return p * (p - 1) / 2.0 + 3.0 * p + p / (2.0 * (p + 3.0))
+        one = 4.0 + max(0.5 * p * p + 5.5 * p, p * p + 4.0 * p)
+        block = 4.0 * (p + 1.0)  # sup of one extra target block, squared
+    else:
+        one = 1.0 + max(0.5 * p * p + 4.5 * p, p * p + 2.0 * p)
+        block = 4.0 * p
+    return math.sqrt(one + (n_outputs - 1) * block)
 
 
-def l2_sensitivity(p, fit_intercept=True):
-    """``Delta_2`` of T (exact except for odd p >= 5; see the module docstring)."""
-    if fit_intercept:
-        return math.sqrt(4.0 + max(0.5 * p * p + 5.5 * p, p * p + 4.0 * p))
-    return math.sqrt(1.0 + max(0.5 * p * p + 4.5 * p, p * p + 2.0 * p))
+def lp_sensitivity(r, p, fit_intercept=True, n_outputs=1):
+    """An upper bound on ``Delta_r`` of T for the lr norm, ``1 < r < inf`` (module docstring).
+
+    By log-convexity of ``r -> ||v||_r`` (Holder), ``||v||_r^r <= ||v||_inf^(r-1) ||v||_1``
+    and, for ``r >= 2``, ``||v||_r^r <= ||v||_inf^(r-2) ||v||_2^2``; for ``1 < r < 2``,
+    ``||v||_r <= ||v||_1^theta ||v||_2^(1-theta)`` with ``theta = 2/r - 1``. The sup of a
+    product is at most the product of the sups, so each gives a bound; we take the smallest.
+    """
+    r = float(r)
+    d1 = l1_sensitivity(p, fit_intercept, n_outputs)
+    d2 = l2_sensitivity(p, fit_intercept, n_outputs)
+    dinf = linf_sensitivity(p, fit_intercept, n_outputs)
+    bounds = [(dinf ** (r - 1.0) * d1) ** (1.0 / r)]
+    if r >= 2.0:
+        bounds.append((dinf ** (r - 2.0) * d2 * d2) ** (1.0 / r))
+    else:
+        theta = 2.0 / r - 1.0
+        bounds.append(d1**theta * d2 ** (1.0 - theta))
+    return min(bounds)
 
 
-def l1_attaining_pair(p, fit_intercept=True):
-    """A pair of rows ``((x, y), (x', y'))`` that attains :func:`l1_sensitivity`."""
-    x = np.ones(p)
-    xp = np.zeros(p) if fit_intercept else np.full(p, 1.0 / (p + 3.0))
-    return (x, 1.0), (xp, -1.0)
+def sensitivity(norm, p, fit_intercept=True, n_outputs=1):
+    """``Delta`` of T in a named norm (``"l1"``, ``"l2"``, ``"linf"``) or the lr norm ``r``."""
+    named = {"l1": l1_sensitivity, "l2": l2_sensitivity, "linf": linf_sensitivity}
+    if isinstance(norm, str):
+        return named[norm](p, fit_intercept, n_outputs)
+    return lp_sensitivity(norm, p, fit_intercept, n_outputs)
+
+
+def l1_attaining_pair(p, fit_intercept=True, n_outputs=1):
+    """A pair of rows ``((x, y), (x', y'))`` that attains :func:`l1_sensitivity`.
+
+    ``x = 1``, ``x' = (S / p) 1``, ``y = 1`` and ``y'_m = -1`` except for the last ``k_plus``
+    outputs, where ``y'_m = 1`` (one output: ``y`` and ``y'`` are scalars).
+    """
+    kp, S, _ = _l1_best_split(p, fit_intercept, n_outputs)
+    x, xp = np.ones(p), np.full(p, S / p)
+    y = np.ones(n_outputs)
+    yp = np.where(np.arange(n_outputs) >= n_outputs - kp, 1.0, -1.0)
+    if n_outputs == 1:
+        return (x, 1.0), (xp, float(yp[0]))
+    return (x, y), (xp, yp)
 
 
 def l2_lower_pair(p, fit_intercept=True):

@@ -61,6 +61,7 @@ from .._validation import (
     check_bounds,
     check_delta,
     check_epsilon,
+    check_norm,
     check_random_state,
 )
 from ..accounting import check_accountant
@@ -71,6 +72,7 @@ from ._functional_sensitivity import (
     l1_sensitivity,
     l2_sensitivity,
     linf_sensitivity,
+    sensitivity,
 )
 from ._inference import NoisyStatistics, release_yty
 
@@ -91,6 +93,8 @@ class SufficientStatistics:
     ``gram = Z^T Z`` and ``xty = Z^T w`` for the scaled design ``Z`` (intercept column first
     when ``fit_intercept``) and scaled target ``w``; ``x_offset, x_scale, y_offset, y_scale``
     describe the maps ``z = (clip(x) - offset) / scale`` (scale 0 means "constant 0").
+    With one output ``xty`` has shape ``(q,)`` and ``y_offset, y_scale`` are floats; with
+    ``n_outputs = k > 1`` they have shapes ``(q, k)``, ``(k,)`` and ``(k,)``.
     Computing them once and calling :meth:`FunctionalLinearRegression.fit_statistics`
     repeatedly lets simulations vary the noise without touching the data again.
     """
@@ -105,10 +109,11 @@ class SufficientStatistics:
     y_offset: float
     y_scale: float
     yty: float | None = None  # w^T w, released only for inference (``inference_share > 0``)
+    n_outputs: int = 1
 
     @property
     def layout(self):
-        return Layout(self.n_features, self.fit_intercept)
+        return Layout(self.n_features, self.fit_intercept, self.n_outputs)
 
     def statistic(self):
         """The vector T (noise-free) in the layout of :class:`Layout`."""
@@ -120,12 +125,29 @@ def _is_dask(a):
 
 
 def _scaling(bounds, n_features, data, name, fit_intercept):
+    if bounds is not None:
+        _check_bounds_length(bounds, n_features, name)
     lower, upper = check_bounds(bounds, n_features, X=data, name=name)
     if fit_intercept:
         offset, scale = (upper + lower) / 2.0, (upper - lower) / 2.0
     else:
         offset, scale = np.zeros(n_features), np.maximum(np.abs(lower), np.abs(upper))
     return lower, upper, offset, scale
+
+
+def _check_bounds_length(bounds, n, name):
+    """A clear error for bound vectors of the wrong length (numpy's broadcast error is not)."""
+    try:
+        lower, upper = bounds
+    except (TypeError, ValueError):
+        return  # check_bounds reports a malformed pair
+    for b in (lower, upper):
+        size = np.size(b)
+        if size not in (1, n):
+            raise ValueError(
+                f"{name}: each bound must be a scalar or have {n} entries (one per "
+                f"{'output' if name == 'bounds_y' else 'feature'}), got {size}."
+            )
 
 
 def _inverse(scale):
@@ -137,8 +159,9 @@ def _inverse(scale):
 def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True, chunk_size=65536):
     """Clip, scale and reduce ``(X, y)`` to :class:`SufficientStatistics` in one pass.
 
-    ``X`` is a 2-D numpy array (or a dask array); ``y`` 1-D. Rows are processed in chunks of
-    ``chunk_size`` with one BLAS ``syrk`` per chunk, so the extra memory is
+    ``X`` is a 2-D numpy array (or a dask array); ``y`` 1-D, or 2-D ``(n, k)`` for k outputs
+    (numpy only). ``bounds_y`` then holds scalars or per-output vectors. Rows are processed
+    in chunks of ``chunk_size`` with one BLAS ``syrk`` per chunk, so the extra memory is
     ``O(chunk_size * p)``, independent of n. Missing bounds are read from the data with a
     :class:`~dpreg.exceptions.PrivacyLeakWarning`.
     """
@@ -148,16 +171,17 @@ def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True
     lo, hi, x_off, x_sc = _scaling(
         bounds_X, p, X if bounds_X is None else None, "bounds_X", fit_intercept
     )
+    k = 1 if np.ndim(y) == 1 else y.shape[1]
     ylo, yhi, y_off, y_sc = _scaling(
-        bounds_y, 1, y if bounds_y is None else None, "bounds_y", fit_intercept
+        bounds_y, k, y if bounds_y is None else None, "bounds_y", fit_intercept
     )
     inv = _inverse(x_sc)
-    yinv = _inverse(y_sc)[0]
+    yinv = _inverse(y_sc)
     o = 1 if fit_intercept else 0
     q = p + o
-    M = np.zeros((q + 1, q + 1))
+    M = np.zeros((q + k, q + k))
     step = max(1, int(chunk_size))
-    buf = np.empty((min(step, max(n, 1)), q + 1))
+    buf = np.empty((min(step, max(n, 1)), q + k))
     for start in range(0, n, step):
         stop = min(n, start + step)
         A = buf[: stop - start]
@@ -171,30 +195,33 @@ def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True
         # (x - offset) / scale rounds to up to ~1.03 for bounds a few float steps apart; the
         # sensitivities assume entries in [-1, 1], so clip again after scaling
         np.clip(Zc, -1.0, 1.0, out=Zc)
-        w = A[:, q]
-        w[...] = y[start:stop]
-        np.clip(w, ylo[0], yhi[0], out=w)
-        w -= y_off[0]
+        w = A[:, q:]
+        w[...] = y[start:stop].reshape(stop - start, k)
+        np.clip(w, ylo, yhi, out=w)
+        w -= y_off
         w *= yinv
         np.clip(w, -1.0, 1.0, out=w)
-        M += A.T @ A  # numpy dispatches A.T @ A to BLAS syrk
+        M += A.T @ A  # numpy dispatches A.T @ A to BLAS syrk (the unused W^T W block is cheap)
     return _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc)
 
 
 def _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc):
-    """Split the moment matrix ``[A w]^T [A w]`` into the Gram block and ``A^T w``."""
-    q = M.shape[0] - 1
+    """Split the moment matrix ``[A W]^T [A W]`` into the Gram block and ``A^T W``."""
+    k = len(y_off)
+    q = M.shape[0] - k
+    one = k == 1  # one output keeps the historical 1-D xty and float offsets
     return SufficientStatistics(
         gram=M[:q, :q].copy(),
-        xty=M[:q, q].copy(),
+        xty=M[:q, q].copy() if one else M[:q, q:].copy(),
         n=int(n),
         n_features=int(p),
         fit_intercept=bool(fit_intercept),
         x_offset=x_off,
         x_scale=x_sc,
-        y_offset=float(y_off[0]),
-        y_scale=float(y_sc[0]),
-        yty=float(M[q, q]),
+        y_offset=float(y_off[0]) if one else np.asarray(y_off, dtype=float),
+        y_scale=float(y_sc[0]) if one else np.asarray(y_sc, dtype=float),
+        yty=float(M[q, q]) if one else None,  # inference supports one output only
+        n_outputs=int(k),
     )
 
 
@@ -304,13 +331,13 @@ def make_plan(
     ``sigma_y^2 + sigma_G^2 / (p + 1)`` of :func:`default_split`, which depends only on
     ``(p, epsilon, delta)``.
     """
-    d, p, fi = layout.dim, layout.p, layout.fit_intercept
-    if isinstance(norm, str):
-        norm = norm.lower()
-        if norm in ("inf", "max"):
-            norm = "linf"
-    if norm not in NORMS:
-        raise ValueError(f"norm must be one of {list(NORMS)}, got {norm!r}.")
+    d, p, fi, k = layout.dim, layout.p, layout.fit_intercept, layout.n_outputs
+    norm = check_norm(norm, allowed=NORMS, allow_ball=False)  # names or a number r >= 1
+    if norm == "hull" and k > 1:
+        raise ValueError(
+            "norm='hull' supports one output only (the hull body is derived for a scalar "
+            "target); use norm='linf' for multi-output y."
+        )
     mechanism = _check_choice(mechanism, MECHANISMS, "mechanism")
     release = _check_choice(release, RELEASES, "release")
     if delta == 0 and mechanism in ("gaussian", "huber"):
@@ -319,7 +346,7 @@ def make_plan(
         )
     if release == "blocks" and mechanism in ("gaussian", "huber"):
         raise ValueError("release='blocks' is implemented for the l_inf K-norm mechanism only.")
-    d1, d2 = l1_sensitivity(p, fi), l2_sensitivity(p, fi)
+    d1, d2 = l1_sensitivity(p, fi, k), l2_sensitivity(p, fi, k)
     if norm == "auto":
         from ..noise import choose_norm  # noqa: PLC0415
 
@@ -351,7 +378,7 @@ def make_plan(
                 )
             )
         else:
-            std = _knorm_std(ball, d, d1, d2, epsilon)
+            std = _knorm_std(ball, layout, epsilon)
             plans.append(ReleasePlan(ball, "knorm", "joint", 1.0, std, std, f"joint {norm}"))
     if delta > 0 and release != "blocks":
         if mechanism in ("auto", "gaussian"):
@@ -367,9 +394,10 @@ def make_plan(
     return min(plans, key=lambda pl: pl.target_std**2 + pl.gram_std**2 / (p + 1.0))
 
 
-def _knorm_std(ball, d, d1, d2, epsilon):
-    if isinstance(ball, str):
-        sens = {"l1": d1, "l2": d2, "linf": 2.0}[ball]
+def _knorm_std(ball, layout, epsilon):
+    d = layout.dim
+    if isinstance(ball, (str, float)):  # a named norm or an lr norm
+        sens = sensitivity(ball, layout.p, layout.fit_intercept, layout.n_outputs)
         from ..noise import KNormMechanism  # noqa: PLC0415
 
         return math.sqrt(KNormMechanism(ball, d, sens, epsilon).variance)
@@ -414,28 +442,32 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
     with the public ``n`` each sensitivity is inflated by that error
     (:func:`dpreg.noise._grid.inflate_sensitivity`) -- a relative change of about ``n * 1e-16``.
     """
-    from ..noise import GaussianMechanism, KNormMechanism, L2Ball, LinfBall  # noqa: PLC0415
+    from ..noise import (  # noqa: PLC0415
+        GaussianMechanism,
+        KNormMechanism,
+        L1Ball,
+        L2Ball,
+        LinfBall,
+    )
     from ..noise._grid import float_sum_error_bound, inflate_sensitivity  # noqa: PLC0415
 
     T = np.asarray(T, dtype=float)
-    d, p, fi = layout.dim, layout.p, layout.fit_intercept
+    d, p, fi, k = layout.dim, layout.p, layout.fit_intercept, layout.n_outputs
     err = 0.0 if n is None else float_sum_error_bound(int(n), 1.0, products=True)
 
     def inflated(sens, ball):
         return inflate_sensitivity(sens, err, ball) if err > 0 else sens
 
     if plan.mechanism == "gaussian":
-        sens2 = inflated(l2_sensitivity(p, fi), L2Ball(d))
+        sens2 = inflated(l2_sensitivity(p, fi, k), L2Ball(d))
         return GaussianMechanism(epsilon, delta, sens2, random_state=rng).randomise(T)
     if plan.mechanism == "huber":
-        from ..noise import L1Ball  # noqa: PLC0415
-
         mech = _huber_mechanism(
             epsilon,
             delta,
             d,
-            inflated(l1_sensitivity(p, fi), L1Ball(d)),
-            inflated(l2_sensitivity(p, fi), L2Ball(d)),
+            inflated(l1_sensitivity(p, fi, k), L1Ball(d)),
+            inflated(l2_sensitivity(p, fi, k), L2Ball(d)),
             rng,
         )
         return np.asarray(mech.randomise(T), dtype=float).reshape(d)
@@ -455,8 +487,8 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
         ).randomise(T[g:])
         return out
     norm = plan.norm
-    if isinstance(norm, str):
-        sens = {"l1": l1_sensitivity, "l2": l2_sensitivity, "linf": linf_sensitivity}[norm](p, fi)
+    if isinstance(norm, (str, float)):  # a named norm or an lr norm
+        sens = sensitivity(norm, p, fi, k)
     else:
         sens = 1.0  # the hull body contains the sensitivity space
     mech = KNormMechanism(norm, d, sens, epsilon, random_state=rng)
@@ -480,7 +512,7 @@ def solve_normal_equations(gram, xty, postprocess="psd", lam=0.0, fit_intercept=
         w, V = np.linalg.eigh(gram)
         floor = max(lam, 1e-12 * max(float(np.max(np.abs(w))), 1.0))
         w = np.maximum(w, floor)
-        return V @ ((V.T @ xty) / w)
+        return V @ ((V.T @ xty) / w.reshape((-1,) + (1,) * (np.ndim(xty) - 1)))
     if postprocess == "ridge":
         D = np.ones(len(gram))
         if fit_intercept:
@@ -508,18 +540,22 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     ----------
     epsilon : float, default=1.0
         Total privacy budget of one ``fit``.
-    norm : {"linf", "l1", "l2", "hull", "auto"}, default="linf"
-        K-norm of the noise when ``mechanism`` is ``"knorm"``. ``"hull"`` is the hull body of
-        SPEC section 4 (exact box-rejection sampling; only feasible for small p, otherwise a
-        ``ValueError`` naming ``"linf"``). ``"auto"`` uses :func:`~dpreg.noise.choose_norm`
-        (volume order) among l1, l2, l_inf with the exact sensitivities.
+    norm : {"linf", "l1", "l2", "hull", "auto"} or float >= 1, default="linf"
+        K-norm of the noise when ``mechanism`` is ``"knorm"``. A number ``r`` is the lr ball
+        (``1``, ``2``, ``inf`` are the named balls), calibrated to the upper bound of
+        :func:`~dpreg.linear_model._functional_sensitivity.lp_sensitivity`. ``"hull"`` is the
+        hull body of SPEC section 4 (exact box-rejection sampling; one output and small p only,
+        otherwise a ``ValueError`` naming ``"linf"``). ``"auto"`` uses
+        :func:`~dpreg.noise.choose_norm` (volume order) among l1, l2, l_inf with the
+        sensitivities of the stacked statistic.
     delta : float, default=0.0
         Total delta; ``delta > 0`` allows the Gaussian and flipped Huber mechanisms.
     bounds_X : tuple (lower, upper) or None, default=None
         Per-feature (or scalar) bounds. Data outside are clipped. None reads them from the data
         with a :class:`~dpreg.exceptions.PrivacyLeakWarning`.
     bounds_y : tuple (lower, upper) or None, default=None
-        Bounds of the target; same conventions.
+        Bounds of the target; same conventions (scalars, or vectors with one entry per output
+        for a 2-D ``y``).
     fit_intercept : bool, default=True
         Whether to fit an intercept (a column of ones, part of the released statistic).
     random_state : None, int, RandomState or Generator, default=None
@@ -553,10 +589,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        Coefficients in the user's units.
-    intercept_ : float
-        Intercept in the user's units (0.0 when ``fit_intercept=False``).
+    coef_ : ndarray of shape (n_features,) or (n_outputs, n_features)
+        Coefficients in the user's units; 2-D when ``y`` is 2-D (as in scikit-learn's
+        ``LinearRegression``). Same dtype as ``X`` (float32 stays float32).
+    intercept_ : float or ndarray of shape (n_outputs,)
+        Intercept in the user's units (0 when ``fit_intercept=False``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when X has string column names.
@@ -567,7 +604,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     split_ : float
         Share of epsilon spent on the Gram block (1.0 for a joint release).
     sensitivity_ : dict
-        ``{"linf": ..., "l1": ..., "l2": ...}`` sensitivities of T.
+        ``{"linf": ..., "l1": ..., "l2": ...}`` sensitivities of T (and ``{r: ...}`` for an
+        lr ``norm``).
     noisy_statistics_ : NoisyStatistics
         The released noisy statistics and the public noise law (used by :meth:`conf_int`,
         :meth:`bse`, :meth:`summary`; post-processing, no extra budget).
@@ -585,6 +623,14 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     array([ 2., -1.])
     >>> round(model.intercept_, 1)
     1.0
+
+    Several outputs at once (one release of ``X^T X`` and the p-by-k block ``X^T Y``):
+
+    >>> Y = np.column_stack([y, 0.5 - X[:, 0]])
+    >>> multi = FunctionalLinearRegression(epsilon=2.0, bounds_X=(-1, 1),
+    ...                                    bounds_y=([-4, -1], [6, 2]), random_state=0)
+    >>> multi.fit(X, Y).coef_.shape, multi.intercept_.shape, multi.predict(X[:3]).shape
+    ((2, 2), (2,), (3, 2))
     """
 
     def __init__(
@@ -624,6 +670,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True
+        tags.target_tags.multi_output = True
         tags.non_deterministic = self.random_state is None
         return tags
 
@@ -652,12 +699,13 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         return eps, delta, acc
 
     def fit(self, X, y):
-        """Fit on ``X`` (n, p) and ``y`` (n,); numpy, pandas or dask input.
+        """Fit on ``X`` (n, p) and ``y`` (n,) or (n, k); numpy, pandas or dask input.
 
         Parameters
         ----------
         X : array-like or dask array of shape (n_samples, n_features)
-        y : array-like or dask array of shape (n_samples,)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            A dask ``y`` must be 1-D.
 
         Returns
         -------
@@ -669,13 +717,26 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         if _is_dask(X) or _is_dask(y):
             if X.ndim != 2:
                 raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+            if getattr(y, "ndim", 1) != 1:
+                raise ValueError("with dask input, y must be 1-D (multi-output needs numpy).")
             self.n_features_in_ = int(X.shape[1])
             Xv, yv = X, y
         else:
-            Xv, yv = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=True)
+            Xv, yv = validate_data(
+                self, X, y, dtype=[np.float64, np.float32], y_numeric=True, multi_output=True
+            )
+        k = 1 if np.ndim(yv) == 1 else int(yv.shape[1])
+        # bounds shapes depend only on (p, k): checked before the data pass
+        for bounds, size, name in (
+            (self.bounds_X, self.n_features_in_, "bounds_X"),
+            (self.bounds_y, k, "bounds_y"),
+        ):
+            if bounds is not None:
+                _check_bounds_length(bounds, size, name)
+                check_bounds(bounds, size, name=name)
         # the plan is validated before the data pass so that bad options fail fast
         make_plan(
-            Layout(self.n_features_in_, bool(self.fit_intercept)),
+            Layout(self.n_features_in_, bool(self.fit_intercept), k),
             eps,
             delta,
             self.norm,
@@ -683,16 +744,13 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             self.release,
             self.split,
         )
-        # public bounds are checked (shape, order, finiteness) before anything is spent
-        if self.bounds_X is not None:
-            check_bounds(self.bounds_X, self.n_features_in_, name="bounds_X")
-        if self.bounds_y is not None:
-            check_bounds(self.bounds_y, 1, name="bounds_y")
         acc.spend(eps, delta)  # atomic reserve, after validation and before the data are read
         stats = sufficient_statistics(
             Xv, yv, self.bounds_X, self.bounds_y, bool(self.fit_intercept), self.chunk_size
         )
-        return self._fit_statistics(stats, eps, delta, acc)
+        # sklearn's convention: the coefficients take X's floating dtype (float32 stays float32)
+        dtype = np.float32 if getattr(Xv, "dtype", None) == np.float32 else np.float64
+        return self._fit_statistics(stats, eps, delta, acc, dtype, one_d=np.ndim(yv) == 1)
 
     def fit_statistics(self, stats):
         """Fit from precomputed :class:`SufficientStatistics` (spends the budget like ``fit``).
@@ -710,9 +768,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         self.n_features_in_ = stats.n_features
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_  # the statistics carry no column names
-        return self._fit_statistics(stats, eps, delta, acc)
+        return self._fit_statistics(stats, eps, delta, acc, np.float64, stats.n_outputs == 1)
 
-    def _fit_statistics(self, stats, eps, delta, acc):
+    def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d):
         layout = stats.layout
         eps_y = eps * float(self.inference_share)  # basic composition: eps_T + eps_y = eps
         eps_T = eps - eps_y
@@ -732,35 +790,51 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             self.postprocess.lower(), lam, stats.x_offset, stats.x_scale, stats.y_offset,
             stats.y_scale,
         )  # fmt: skip
-        self._set_coefficients(beta, stats)
+        self._set_coefficients(beta, stats, dtype, one_d)
         self.norm_ = plan.norm
         self.mechanism_ = plan.mechanism
         self.release_ = plan.release
         self.split_ = plan.split
+        args = (layout.p, layout.fit_intercept, layout.n_outputs)
         self.sensitivity_ = {
-            "linf": linf_sensitivity(layout.p, layout.fit_intercept),
-            "l1": l1_sensitivity(layout.p, layout.fit_intercept),
-            "l2": l2_sensitivity(layout.p, layout.fit_intercept),
+            "linf": linf_sensitivity(*args),
+            "l1": l1_sensitivity(*args),
+            "l2": l2_sensitivity(*args),
         }
+        if isinstance(plan.norm, float):
+            self.sensitivity_[plan.norm] = sensitivity(plan.norm, *args)
         return self
 
-    def _set_coefficients(self, beta, stats):
+    def _set_coefficients(self, beta, stats, dtype=np.float64, one_d=True):
+        """Map the scaled solution back to the user's units (post-processing only).
+
+        ``beta`` is ``(q,)`` or ``(q, k)``; the arithmetic is float64 and only the stored
+        attributes take ``dtype``. ``one_d`` (y was 1-D) gives ``coef_`` shape ``(p,)`` and a
+        scalar intercept; otherwise ``(k, p)`` and ``(k,)`` as in scikit-learn.
+        """
         o = 1 if stats.fit_intercept else 0
-        b = np.asarray(beta[o:], dtype=float)
+        k = stats.n_outputs
+        beta = np.asarray(beta, dtype=float).reshape(-1, k)
         inv = _inverse(stats.x_scale)
-        coef = stats.y_scale * b * inv
+        y_scale = np.asarray(stats.y_scale, dtype=float).reshape(k)
+        y_offset = np.asarray(stats.y_offset, dtype=float).reshape(k)
+        coef = y_scale[:, None] * beta[o:].T * inv[None, :]  # (k, p)
         if stats.fit_intercept:
-            intercept = stats.y_offset + stats.y_scale * beta[0] - float(coef @ stats.x_offset)
+            intercept = y_offset + y_scale * beta[0] - coef @ stats.x_offset
         else:
-            intercept = 0.0
-        if not np.all(np.isfinite(coef)) or not np.isfinite(intercept):
+            intercept = np.zeros(k)
+        if not np.all(np.isfinite(coef)) or not np.all(np.isfinite(intercept)):
             warnings.warn(
                 "Non-finite coefficients after post-processing; set to 0.", RuntimeWarning
             )
             coef = np.nan_to_num(coef, nan=0.0, posinf=0.0, neginf=0.0)
-            intercept = float(np.nan_to_num(intercept))
-        self.coef_ = coef
-        self.intercept_ = float(intercept)
+            intercept = np.nan_to_num(intercept, nan=0.0, posinf=0.0, neginf=0.0)
+        coef, intercept = coef.astype(dtype), intercept.astype(dtype)
+        if one_d:
+            self.coef_ = coef[0]
+            self.intercept_ = float(intercept[0]) if dtype == np.float64 else intercept[0]
+        else:
+            self.coef_, self.intercept_ = coef, intercept
 
     # -- private inference: post-processing of noisy_statistics_ (dpreg.linear_model._inference)
     def conf_int(self, alpha=0.05, n_boot=1000):
@@ -796,12 +870,15 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         return _inference.summary(self, alpha, n_boot)
 
     def predict(self, X):
-        """Predicted targets ``X @ coef_ + intercept_`` in the user's units."""
+        """Predicted targets ``X @ coef_.T + intercept_`` in the user's units.
+
+        Shape ``(n,)`` for a model fitted on 1-D ``y``, else ``(n, n_outputs)``; float32 only
+        when both ``X`` and the coefficients are float32 (numpy promotion, as in scikit-learn).
+        """
         check_is_fitted(self, "coef_")
-        if _is_dask(X):
-            return X @ self.coef_ + self.intercept_
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return X @ self.coef_ + self.intercept_
+        if not _is_dask(X):
+            X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return X @ self.coef_.T + self.intercept_
 
 
 __all__ = [
