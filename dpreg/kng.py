@@ -335,6 +335,8 @@ class KNG:
             raise ValueError("The KNG domain must be a bounded box (finite lower/upper).")
         if np.any(self.lower >= self.upper):
             raise ValueError("The KNG domain needs lower < upper in every coordinate.")
+        if not np.all(np.isfinite(self.upper - self.lower)):
+            raise ValueError("The KNG domain is too wide: upper - lower overflows.")
         self.scale = self.epsilon / (2.0 * self.sensitivity)
 
     @property
@@ -361,13 +363,37 @@ class KNG:
         edges, G = self.gradient.along_line(cache, Uu, t_lo, t_hi)
         return edges, -self.scale * self.ball.norm(G), None, Uu
 
-    def sample_exact(self, random_state=None):
-        """One exact draw when ``d == 1`` (one line through the whole interval)."""
-        if self.dim != 1:
-            raise ValueError("Exact sampling is available for d == 1 only; use run_chains.")
+    def sample_exact(self, random_state=None, max_boxes=200_000, return_info=False):
+        """One exact draw from the KNG density.
+
+        ``d == 1``: one exact line draw through the whole interval (Smith's private quantile
+        for the intercept alone). ``d > 1``: adaptive rejection sampling with box envelopes
+        (:class:`dpreg._kng_exact.BoxSampler`; exact law, data-dependent running time).
+
+        Parameters
+        ----------
+        random_state : None, int, RandomState or Generator
+        max_boxes : int, default=200_000
+            Box budget of the ``d > 1`` sampler (memory); beyond it the envelope is frozen and
+            plain rejection continues, so the law stays exact.
+        return_info : bool, default=False
+            Also return a dict of sampler statistics (box count, proposals, acceptance
+            bound). **They depend on the data and are not private.**
+        """
         rng = check_random_state(random_state)
-        theta = np.array([0.5 * (self.lower[0] + self.upper[0])])
-        return _line_update(self, theta, self.start_cache(theta), np.ones(1), rng)[0]
+        if self.dim == 1:
+            theta = np.array([0.5 * (self.lower[0] + self.upper[0])])
+            theta = _line_update(self, theta, self.start_cache(theta), np.ones(1), rng)[0]
+            info = {"n_boxes": 0, "n_proposals": 1, "acceptance_bound": 1.0}
+        else:
+            from ._kng_exact import BoxSampler
+
+            sampler = BoxSampler(
+                self.gradient, self.scale, self.ball, self.lower, self.upper, max_boxes
+            )
+            theta, info = sampler.sample(rng)
+            theta = np.clip(theta, self.lower, self.upper)
+        return (theta, info) if return_info else theta
 
 
 def _line_range(theta, u, lower, upper):
