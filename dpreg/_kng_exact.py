@@ -137,6 +137,7 @@ class BoxSampler:
         # of a projection err by at most ~u ||U_i||_1 max|theta|; ``_slack_unit`` scales that.
         big = max(float(np.max(np.abs(lo))), float(np.max(np.abs(hi))))
         self._slack_unit = 8.0 * _EPS * np.abs(self.U).sum(axis=1) * big
+        self._root_width = hi - lo
         self.n_rounds = 0
         self.n_splits = 0
         ctr, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
@@ -193,7 +194,8 @@ class BoxSampler:
         score = np.where(can, (pos - neg) * (hi - lo), -1.0)
         split_dim = np.argmax(score, axis=1)
         splittable = (cnt > 0) & can[np.arange(nb), split_dim]
-        logvol = np.log(hi - lo).sum(axis=1)
+        # volume relative to the root box: the same numbers for any rescaling of theta
+        logvol = np.log((hi - lo) / self._root_width).sum(axis=1)
         return dict(
             lo=lo, hi=hi, gfix=gfix, lists=lists, logM=logM, logm=logm, logvol=logvol,
             split_dim=split_dim, splittable=splittable, depth=depth,
