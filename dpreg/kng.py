@@ -50,15 +50,16 @@ with these breakpoints: the exponential mechanism with the objective itself as u
 log-density ``-s' l_n(theta + t u)``, whose slope on a segment is ``-s' u^T g`` (used by the
 exponential-mechanism baseline of ``benchmarks/quantile.py``).
 
-Honesty about the approximation
--------------------------------
-For ``d == 1`` a single line update over the whole domain is an **exact** draw
-(:meth:`KNG.sample_exact`). For ``d > 1`` the chain's law converges to the target but after
-finitely many sweeps it is only close to it: if the law of the release is within total
-variation ``gamma`` of the KNG density for every data set, the release is
-``(epsilon, gamma (1 + e^epsilon))``-DP. No bound on ``gamma`` is computed; run more sweeps
-when in doubt. Convergence diagnostics computed from several chains are functions of the data
-and are **not** private.
+Exact draws and the approximate chain
+-------------------------------------
+:meth:`KNG.sample_exact` is an **exact** draw for every ``d``: for ``d == 1`` a single line
+update over the whole domain, for ``d > 1`` adaptive rejection sampling with box envelopes
+(:mod:`dpreg._kng_exact`; the running time depends on the data, the law does not). The chains
+of :func:`run_chains` are approximate: their law converges to the target but after finitely
+many sweeps it is only close to it; if the law of the release is within total variation
+``gamma`` of the KNG density for every data set, the release is
+``(epsilon, gamma (1 + e^epsilon))``-DP. No bound on ``gamma`` is computed. Convergence
+diagnostics computed from several chains are functions of the data and are **not** private.
 """
 
 from __future__ import annotations
