@@ -50,15 +50,16 @@ with these breakpoints: the exponential mechanism with the objective itself as u
 log-density ``-s' l_n(theta + t u)``, whose slope on a segment is ``-s' u^T g`` (used by the
 exponential-mechanism baseline of ``benchmarks/quantile.py``).
 
-Honesty about the approximation
--------------------------------
-For ``d == 1`` a single line update over the whole domain is an **exact** draw
-(:meth:`KNG.sample_exact`). For ``d > 1`` the chain's law converges to the target but after
-finitely many sweeps it is only close to it: if the law of the release is within total
-variation ``gamma`` of the KNG density for every data set, the release is
-``(epsilon, gamma (1 + e^epsilon))``-DP. No bound on ``gamma`` is computed; run more sweeps
-when in doubt. Convergence diagnostics computed from several chains are functions of the data
-and are **not** private.
+Exact draws and the approximate chain
+-------------------------------------
+:meth:`KNG.sample_exact` is an **exact** draw for every ``d``: for ``d == 1`` a single line
+update over the whole domain, for ``d > 1`` adaptive rejection sampling with box envelopes
+(:mod:`dpreg._kng_exact`; the running time depends on the data, the law does not). The chains
+of :func:`run_chains` are approximate: their law converges to the target but after finitely
+many sweeps it is only close to it; if the law of the release is within total variation
+``gamma`` of the KNG density for every data set, the release is
+``(epsilon, gamma (1 + e^epsilon))``-DP. No bound on ``gamma`` is computed. Convergence
+diagnostics computed from several chains are functions of the data and are **not** private.
 """
 
 from __future__ import annotations
@@ -335,6 +336,8 @@ class KNG:
             raise ValueError("The KNG domain must be a bounded box (finite lower/upper).")
         if np.any(self.lower >= self.upper):
             raise ValueError("The KNG domain needs lower < upper in every coordinate.")
+        if not np.all(np.isfinite(self.upper - self.lower)):
+            raise ValueError("The KNG domain is too wide: upper - lower overflows.")
         self.scale = self.epsilon / (2.0 * self.sensitivity)
 
     @property
@@ -361,13 +364,37 @@ class KNG:
         edges, G = self.gradient.along_line(cache, Uu, t_lo, t_hi)
         return edges, -self.scale * self.ball.norm(G), None, Uu
 
-    def sample_exact(self, random_state=None):
-        """One exact draw when ``d == 1`` (one line through the whole interval)."""
-        if self.dim != 1:
-            raise ValueError("Exact sampling is available for d == 1 only; use run_chains.")
+    def sample_exact(self, random_state=None, max_boxes=200_000, return_info=False):
+        """One exact draw from the KNG density.
+
+        ``d == 1``: one exact line draw through the whole interval (Smith's private quantile
+        for the intercept alone). ``d > 1``: adaptive rejection sampling with box envelopes
+        (:class:`dpreg._kng_exact.BoxSampler`; exact law, data-dependent running time).
+
+        Parameters
+        ----------
+        random_state : None, int, RandomState or Generator
+        max_boxes : int, default=200_000
+            Box budget of the ``d > 1`` sampler (memory); beyond it the envelope is frozen and
+            plain rejection continues, so the law stays exact.
+        return_info : bool, default=False
+            Also return a dict of sampler statistics (box count, proposals, acceptance
+            bound). **They depend on the data and are not private.**
+        """
         rng = check_random_state(random_state)
-        theta = np.array([0.5 * (self.lower[0] + self.upper[0])])
-        return _line_update(self, theta, self.start_cache(theta), np.ones(1), rng)[0]
+        if self.dim == 1:
+            theta = np.array([0.5 * (self.lower[0] + self.upper[0])])
+            theta = _line_update(self, theta, self.start_cache(theta), np.ones(1), rng)[0]
+            info = {"n_boxes": 0, "n_proposals": 1, "acceptance_bound": 1.0}
+        else:
+            from ._kng_exact import BoxSampler
+
+            sampler = BoxSampler(
+                self.gradient, self.scale, self.ball, self.lower, self.upper, max_boxes
+            )
+            theta, info = sampler.sample(rng)
+            theta = np.clip(theta, self.lower, self.upper)
+        return (theta, info) if return_info else theta
 
 
 def _line_range(theta, u, lower, upper):

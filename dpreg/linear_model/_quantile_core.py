@@ -16,7 +16,12 @@ The gradient of ``l_n(theta) = sum_i rho_tau(y_i - w_i^T theta)`` is
 
 * Without intercept, ``||s||_K <= |a| ||w||_K + |a'| ||w'||_K <= 2 m C`` with
   ``C = max_{z in B} ||z||_K``; equality at ``w' = -w`` = a vertex and ``a = a'`` of size ``m``
-  (the ``y``'s are free, so both indicators can be chosen).
+  (the ``y``'s are free, so both indicators can be chosen). When the scaled features only
+  fill a sub-box ``A = [a, b]`` of ``B`` (asymmetric ``bounds_X``: features are divided by
+  ``max(|lower|, |upper|)``, not centred), the exact value is the maximum of
+  ``||alpha w - alpha' w'||_K`` over ``w, w' in A``, which for lp norms is
+  ``max(||m (b - a)||_K, ||max(|a|, |b|)||_K)`` (:func:`_sensitivity_no_intercept`); for
+  ``A = B`` it is ``2 m C`` again.
 * With an intercept column, ``s = (a - a', a z - a' z')``. If ``a = a'`` (same side) then
   ``s = (0, a (z - z'))`` with ``z - z' in 2B``: ``||s||_K <= 2 m max_{v in B} ||(0, v)||_K``.
   If ``a != a'`` then ``a - a' = ±1`` and ``a z - a' z' = (1 - tau) z + tau z'`` (up to the
@@ -50,7 +55,6 @@ from ..noise.balls import LpBall, make_ball
 __all__ = [
     "check_quantile",
     "default_coef_bounds",
-    "mm_quantile_regression",
     "quantile_gradient",
     "quantile_sensitivity",
     "scale_features",
@@ -102,7 +106,7 @@ def quantile_gradient(W, y, tau):
     return StepGradient(W, np.asarray(y, dtype=float), offset=-tau * W.sum(axis=0))
 
 
-def quantile_sensitivity(tau, n_features, norm="linf", fit_intercept=True):
+def quantile_sensitivity(tau, n_features, norm="linf", fit_intercept=True, feature_box=None):
     """K-norm sensitivity of the check-loss gradient for features scaled into [-1, 1].
 
     Parameters
@@ -112,6 +116,10 @@ def quantile_sensitivity(tau, n_features, norm="linf", fit_intercept=True):
         Number of (non-constant) scaled features ``p``.
     norm : "l1", "l2", "linf", p >= 1 or a ball of dimension ``p + fit_intercept``
     fit_intercept : bool
+    feature_box : tuple (a, b) of arrays of length ``p``, optional
+        Without an intercept: the box ``[a, b]`` inside ``[-1, 1]^p`` that the scaled features
+        fill (asymmetric ``bounds_X`` give a smaller box than the cube, hence a smaller
+        sensitivity). Ignored with an intercept (the features then fill the whole cube).
 
     Returns
     -------
@@ -127,6 +135,8 @@ def quantile_sensitivity(tau, n_features, norm="linf", fit_intercept=True):
     4.0
     >>> quantile_sensitivity(0.5, 0, "linf")
     1.0
+    >>> quantile_sensitivity(0.9, 1, "linf", fit_intercept=False, feature_box=([0.0], [1.0]))
+    1.0
     """
     m = max(tau, 1.0 - tau)
     p = int(n_features)
@@ -134,22 +144,47 @@ def quantile_sensitivity(tau, n_features, norm="linf", fit_intercept=True):
     if dim < 1:
         raise ValueError("The model has no parameter.")
     ball = make_ball(norm, dim)
-    if type(ball) in (LpBall,) or isinstance(ball, LpBall):
+    if not fit_intercept:
+        a, b = (-np.ones(p), np.ones(p)) if feature_box is None else feature_box
+        return _sensitivity_no_intercept(m, tau, np.asarray(a, float), np.asarray(b, float), ball)
+    if isinstance(ball, LpBall):
         q = ball.p
         root = (lambda k: 1.0) if np.isinf(q) else (lambda k: float(k) ** (1.0 / q))
         slopes = 2.0 * m * root(p) if p > 0 else 0.0
-        if not fit_intercept:
-            return slopes
         return max(slopes, root(p + 1))
     if p > 16:
         raise ValueError("Sensitivity of a general norm ball is computed for at most 16 features.")
     verts = np.array(list(itertools.product((-1.0, 1.0), repeat=p))).reshape(-1, p)
-    if not fit_intercept:
-        return 2.0 * m * float(np.max(ball.norm(verts)))
     zeros, ones = np.zeros((verts.shape[0], 1)), np.ones((verts.shape[0], 1))
     same_side = 2.0 * m * float(np.max(ball.norm(np.hstack([zeros, verts])))) if p else 0.0
     cross = float(np.max(ball.norm(np.hstack([ones, verts]))))
     return max(same_side, cross)
+
+
+def _sensitivity_no_intercept(m, tau, a, b, ball):
+    """``max ||alpha w - alpha' w'||_K`` over ``w, w'`` in the box ``[a, b]`` and
+    ``alpha, alpha' in {1 - tau, -tau}`` (module docstring: no intercept).
+
+    The map ``(w, w') -> alpha w - alpha' w'`` is linear and a norm is convex, so the maximum is
+    at vertices of the box. For lp norms the coordinates decouple (the norm increases with
+    each ``|v_j|``): on the same side (``alpha = alpha'``) ``|alpha (w_j - w'_j)| <= m (b_j -
+    a_j)``; on opposite sides ``|(1 - tau) w_j + tau w'_j|`` is a convex combination of points
+    of ``[a_j, b_j]``, at most ``max(|a_j|, |b_j|)``; both attained coordinate by coordinate.
+    """
+    p = a.size
+    if isinstance(ball, LpBall):
+        same = ball.norm(m * (b - a))
+        cross = ball.norm(np.maximum(np.abs(a), np.abs(b)))
+        return float(max(same, cross))
+    verts = np.array(list(itertools.product((0, 1), repeat=p)), dtype=bool).reshape(-1, p)
+    V = np.where(verts, b, a)
+    if p > 6:  # triangle inequality: valid, not always tight
+        return float(2.0 * m * np.max(ball.norm(V)))
+    best = 0.0
+    for alpha, alpha2 in itertools.product((1.0 - tau, -tau), repeat=2):
+        diffs = alpha * V[:, None, :] - alpha2 * V[None, :, :]
+        best = max(best, float(np.max(ball.norm(diffs.reshape(-1, p)))))
+    return best
 
 
 def default_coef_bounds(bounds_y, n_features, fit_intercept):
@@ -172,31 +207,3 @@ def default_coef_bounds(bounds_y, n_features, fit_intercept):
         big = max(abs(y_lo), abs(y_hi))
         lower, upper = np.full(n_features, -big), np.full(n_features, big)
     return lower, upper
-
-
-def mm_quantile_regression(W, y, tau, n_iter=50, tol=1e-8):
-    """A fast approximate (non-private) quantile regression by majorise-minimise.
-
-    Hunter & Lange's MM algorithm: ``|r| <= r^2 / (2 |r_k|) + |r_k| / 2`` turns each step into
-    a weighted least-squares problem. Used only to place the anchor of the sampler's radial
-    moves (it affects mixing speed, never the target distribution) and never released.
-    """
-    W = np.asarray(W, dtype=float)
-    y = np.asarray(y, dtype=float)
-    n, d = W.shape
-    scale = np.median(np.abs(y - np.median(y))) + 1e-12
-    floor = 1e-6 * scale
-    theta = np.linalg.lstsq(W, y, rcond=None)[0]
-    lin = (2.0 * tau - 1.0) * W.sum(axis=0)
-    ridge = 1e-10 * np.eye(d)
-    for _ in range(n_iter):
-        r = y - W @ theta
-        w = 1.0 / np.maximum(np.abs(r), floor)
-        A = (W * w[:, None]).T @ W
-        b = W.T @ (w * y) + lin
-        new = np.linalg.solve(A + ridge * np.trace(A), b)
-        if np.max(np.abs(new - theta)) <= tol * (1.0 + np.max(np.abs(theta))):
-            theta = new
-            break
-        theta = new
-    return theta

@@ -21,13 +21,14 @@ from .._validation import (
     check_random_state,
 )
 from ..accounting import check_accountant
+from ..exceptions import PrivacyLeakWarning
 from ..kng import KNG, run_chains
+from ..noise.balls import make_ball
 from ..noise.choose import choose_norm
 from ._quantile_core import (
     check_quantile,
     default_coef_bounds,
     design,
-    mm_quantile_regression,
     quantile_gradient,
     quantile_sensitivity,
     scale_features,
@@ -48,6 +49,12 @@ def _rhat_limit(n_sweeps):
 
 _PROGRESS_WORK = 1e8  # show the bar automatically above ~10 s of estimated work
 _AUTO_WORK = 1e6  # records x lines per chain for n_sweeps="auto"
+# Largest number of parameters the exact sampler accepts (its running time grows quickly with
+# the dimension: see docs/kng_quantile_regression.md, section 4); beyond it the user must opt
+# in to the approximate Gibbs sampler.
+MAX_EXACT_PARAMS = 5
+# Parameters must stay well inside the float range: indices w^T theta sum d of them.
+_MAX_ABS_PARAM = 1e300
 
 
 class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
@@ -100,22 +107,29 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     fit_intercept : bool, default=True
         Fit an intercept. Without one, features are only scaled (by ``max(|lower|, |upper|)``),
         not centred, so the model stays a line through the origin.
+    sampler : {"exact", "gibbs"}, default="exact"
+        How the draw is made when there are ``d > 1`` parameters. ``"exact"``: adaptive
+        rejection sampling with box envelopes, an exact draw from the KNG density (pure
+        epsilon-DP); its running time depends on the data (a timing side channel outside the
+        guarantee) and grows quickly with ``d``, so it accepts at most ``MAX_EXACT_PARAMS = 5``
+        parameters. ``"gibbs"``: explicit opt-in to the approximate Gibbs / hit-and-run chain
+        (any ``d``; a :class:`~dpreg.exceptions.PrivacyLeakWarning` says that the guarantee is
+        then only approximate). With ``d == 1`` the draw is always exact.
     n_sweeps : int or "auto", default="auto"
-        Gibbs sweeps per chain for ``d > 1`` parameters. One sweep is ``2 d + 1`` exact
+        ``sampler="gibbs"`` only: sweeps per chain. One sweep is ``2 d + 1`` exact
         conditional draws along lines: through the anchor (a radial move), along every
         coordinate axis, and along ``d`` uniformly random directions (hit-and-run). ``"auto"`` runs
         ``clip(10**6 / (n_samples * (d + 1)), 20, 1000)`` sweeps: about the same work per
         chain for every data size, and more sweeps when ``n`` is small, where the KNG density is
-        broad and has heavy tails that take longer to explore. Ignored when ``d == 1``, where the
-        draw is exact.
+        broad and has heavy tails that take longer to explore.
     n_chains : int, default=4
-        Independent chains from data-independent uniform starts in the domain. Only chain 0 is
-        released; the others serve the (non-private) convergence diagnostics. Use 1 to save
-        time.
+        ``sampler="gibbs"`` only: independent chains from data-independent uniform starts in
+        the domain. Only chain 0 is released; the others serve the (non-private) convergence
+        diagnostics. Use 1 to save time.
     n_jobs : int, default=None
-        joblib workers across chains (results do not depend on it).
+        ``sampler="gibbs"`` only: joblib workers across chains (results do not depend on it).
     progress_bar : bool, default=None
-        Show a tqdm progress bar; None shows it for long runs only.
+        ``sampler="gibbs"`` only: show a tqdm progress bar; None shows it for long runs only.
     random_state : None, int, RandomState or Generator, default=None
         Seeds the sampler; a fixed value reproduces the fit exactly.
     accountant : BudgetAccountant, default=None
@@ -137,11 +151,13 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     coef_bounds_ : tuple of ndarray
         The domain box in the scaled parameterisation.
     sampler_diagnostics_ : dict
-        ``exact`` (True when ``d == 1``), ``n_chains``, ``n_sweeps``, ``rhat`` (split-R-hat of
+        ``exact`` (whether the draw is exact) and ``sampler`` (``"line"`` for one parameter,
+        ``"boxes"``, ``"gibbs"``). Exact box sampler: ``n_boxes``, ``n_proposals``,
+        ``acceptance_bound``, ... Gibbs: ``n_chains``, ``n_sweeps``, ``rhat`` (split-R-hat of
         each scaled parameter over the chains), ``max_rhat`` and ``rhat_limit`` (a
-        :class:`~sklearn.exceptions.ConvergenceWarning` is issued above it). **These diagnostics are
-        functions of the private data and are NOT differentially private: use them to check
-        convergence yourself, never publish them.**
+        :class:`~sklearn.exceptions.ConvergenceWarning` is issued above it). **These numbers are
+        functions of the private data and are NOT differentially private: never publish
+        them.**
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -150,21 +166,16 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     -----
     *Privacy.* For neighbours the log-densities differ by at most ``epsilon / 2`` pointwise and
     the log normalising constants by at most ``epsilon / 2`` (the domain does not depend on the
-    data), so one exact draw is epsilon-DP. For ``d == 1`` parameter (e.g. the intercept
-    alone, Smith's private quantile) the draw is exact. For ``d > 1`` it comes from a Markov
-    chain whose law only approaches the KNG density; if it is within total variation ``gamma``
-    of it for every data set, the release is ``(epsilon, gamma (1 + e^epsilon))``-DP. No bound on
-    ``gamma`` is computed (raise ``n_sweeps`` when in doubt; ``sampler_diagnostics_`` helps).
+    data), so one exact draw is epsilon-DP. The default sampler is exact for every supported
+    ``d`` (one parameter: a line draw, Smith's private quantile; several: adaptive rejection
+    with box envelopes, see ``docs/kng_quantile_regression.md``). Only its running time
+    depends on the data. The budget is spent after all inputs are validated and before the
+    draw; nothing after that point raises on the data.
 
-    *Sampler.* Along any line the KNG density is piecewise constant with breakpoints where a
-    residual changes sign, so every conditional is drawn exactly from sorted breakpoints and
-    cumulative sums (cost ``O(n (d + log n))`` per line, ``2 d + 1`` lines per sweep). Each
-    sweep first draws along the line through the current state and an *anchor* (a fast
-    non-private quantile fit, used only to steer the chain, never released; any fixed anchor
-    leaves the target unchanged), which lets chains escape the local modes the bounded-gradient
-    density has near the faces of the domain; then along every coordinate axis; then along
-    ``d`` random directions, which let chains move between the many small local modes of a
-    sharply peaked density (large ``epsilon n``).
+    *Gibbs (opt-in).* ``sampler="gibbs"`` releases the last state of a Markov chain whose law
+    only approaches the KNG density; if it is within total variation ``gamma`` of it for every
+    data set, the release is ``(epsilon, gamma (1 + e^epsilon))``-DP, and no bound on ``gamma``
+    is computed. Its radial moves go through the centre of the public box (data-independent).
 
     *Score.* :meth:`score` is scikit-learn's default R^2 (as for
     :class:`sklearn.linear_model.QuantileRegressor`). To tune by the pinball loss use
@@ -194,6 +205,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         bounds_y=None,
         coef_bounds=None,
         fit_intercept=True,
+        sampler="exact",
         n_sweeps="auto",
         n_chains=4,
         n_jobs=None,
@@ -208,6 +220,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         self.bounds_y = bounds_y
         self.coef_bounds = coef_bounds
         self.fit_intercept = fit_intercept
+        self.sampler = sampler
         self.n_sweeps = n_sweeps
         self.n_chains = n_chains
         self.n_jobs = n_jobs
@@ -235,8 +248,11 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        if self.sampler not in ("exact", "gibbs"):
+            raise ValueError(f"sampler must be 'exact' or 'gibbs', got {self.sampler!r}.")
         accountant = check_accountant(self.accountant)
-        return tau, epsilon, norm, accountant
+        rng = check_random_state(self.random_state)
+        return tau, epsilon, norm, accountant, rng
 
     def _domain(self, y, n_active, active):
         """The parameter box (scaled parameterisation, active parameters only)."""
@@ -256,7 +272,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
                         f"scalars or arrays of length n_features + fit_intercept = "
                         f"{n_params_all} (intercept first): {err}"
                     ) from None
-            keep = np.r_[[True] * int(bool(self.fit_intercept)), active]
+            keep = np.concatenate([np.ones(int(bool(self.fit_intercept)), dtype=bool), active])
             lower, upper = lower[keep], upper[keep]
         else:
             y_lo, y_hi = check_bounds(self.bounds_y, 1, y, name="bounds_y")
@@ -268,6 +284,12 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(
                 "The parameter domain is empty in some coordinate: coef_bounds (or bounds_y) "
                 "need lower < upper."
+            )
+        if lower.size and max(np.max(np.abs(lower)), np.max(np.abs(upper))) > _MAX_ABS_PARAM:
+            raise ValueError(
+                f"The parameter domain from coef_bounds (or bounds_y) must lie within "
+                f"[-{_MAX_ABS_PARAM:g}, {_MAX_ABS_PARAM:g}] in every coordinate, so that "
+                "predictions and box widths stay finite; give a smaller box."
             )
         return lower, upper
 
@@ -283,7 +305,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        tau, epsilon, norm, accountant = self._check_params()
+        tau, epsilon, norm, accountant, rng = self._check_params()
         if accountant is not None:
             accountant.check(epsilon, 0.0)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
@@ -296,74 +318,17 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         active = half > np.finfo(float).tiny
         p = int(active.sum())
         d = p + int(bool(self.fit_intercept))
-        rng = check_random_state(self.random_state)
         lower, upper = self._domain(y, p, active)
-
-        candidates = ["l1", "l2", "linf"] if norm == "auto" else [norm]
-        if d == 0:
-            theta = np.zeros(0)
-            norm_used, sens = candidates[-1], float("nan")
-            diagnostics = {
-                "exact": True,
-                "n_chains": 0,
-                "n_sweeps": 0,
-                "rhat": None,
-                "max_rhat": None,
-            }
-        else:
-            sens_all = [quantile_sensitivity(tau, p, c, self.fit_intercept) for c in candidates]
-            norm_used = choose_norm(candidates, sens_all, dim=d) if len(candidates) > 1 else norm
-            sens = sens_all[candidates.index(norm_used)]
-            W = design(Z[:, active], self.fit_intercept)
-            mech = KNG(quantile_gradient(W, y, tau), epsilon, sens, norm_used, lower, upper)
-            if d == 1:
-                theta = mech.sample_exact(random_state=rng)
-                diagnostics = {
-                    "exact": True,
-                    "n_chains": 1,
-                    "n_sweeps": 0,
-                    "rhat": None,
-                    "max_rhat": None,
-                }
-            else:
-                anchor = mm_quantile_regression(W, y, tau)
-                n_sweeps = self.n_sweeps
-                if n_sweeps == "auto":
-                    n_sweeps = int(np.clip(_AUTO_WORK / (n * (d + 1)), 20, 1000))
-                show = self.progress_bar
-                if show is None:
-                    work = float(n) * (d + 1) * n_sweeps * self.n_chains
-                    show = work > _PROGRESS_WORK
-                result = run_chains(
-                    mech,
-                    int(n_sweeps),
-                    int(self.n_chains),
-                    anchor=anchor,
-                    n_random=d,
-                    random_state=rng,
-                    n_jobs=self.n_jobs,
-                    progress_bar=bool(show),
-                )
-                theta = result.final[0]
-                rhat = result.rhat() if self.n_chains > 1 else None
-                max_rhat = None if rhat is None else float(np.nanmax(np.r_[rhat, 1.0]))
-                diagnostics = {
-                    "exact": False,
-                    "n_chains": int(self.n_chains),
-                    "n_sweeps": int(n_sweeps),
-                    "rhat": rhat,
-                    "max_rhat": max_rhat,
-                }
-                limit = _rhat_limit(n_sweeps)
-                diagnostics["rhat_limit"] = limit
-                if max_rhat is not None and max_rhat > limit:
-                    warnings.warn(
-                        f"The KNG chains may not have converged (max split-R-hat "
-                        f"{max_rhat:.3f} > {limit:.3f}); increase n_sweeps. (This diagnostic "
-                        "is computed from the private data: do not publish it.)",
-                        ConvergenceWarning,
-                        stacklevel=2,
-                    )
+        mech, norm_used, sens = None, "linf" if norm == "auto" else norm, float("nan")
+        if d > 0:
+            mech, norm_used, sens = self._mechanism(
+                Z, y, tau, epsilon, norm, (lo, hi, half, active), (lower, upper)
+            )
+        # Everything above validates public inputs (or raises before anything is spent); from
+        # here on nothing depends on the data in a way that can raise.
+        if accountant is not None:
+            accountant.spend(epsilon, 0.0)
+        theta, diagnostics = self._draw(mech, d, n, rng)
 
         # map the scaled parameters back to the original units of X
         offset = int(bool(self.fit_intercept))
@@ -377,6 +342,91 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         self.coef_bounds_ = (lower, upper)
         self.sampler_diagnostics_ = diagnostics
         return self
+
+    def _mechanism(self, Z, y, tau, epsilon, norm, scaling, domain):
+        """The KNG mechanism, its norm and sensitivity (validates; raises before spending)."""
+        lo, hi, half, active = scaling
+        p = int(active.sum())
+        d = p + int(bool(self.fit_intercept))
+        if self.sampler == "exact" and d > MAX_EXACT_PARAMS:
+            raise ValueError(
+                f"The exact KNG sampler handles at most {MAX_EXACT_PARAMS} parameters "
+                f"(this model has {d}). Reduce the features, or pass sampler='gibbs' for an "
+                "approximate sampler whose guarantee is only approximate."
+            )
+        box = None
+        if not self.fit_intercept:  # scaled features fill [lo / half, hi / half]
+            box = (lo[active] / half[active], hi[active] / half[active])
+        candidates = ["l1", "l2", "linf"] if norm == "auto" else [norm]
+        sens_all = [
+            quantile_sensitivity(tau, p, c, self.fit_intercept, feature_box=box) for c in candidates
+        ]
+        norm_used = choose_norm(candidates, sens_all, dim=d) if len(candidates) > 1 else norm
+        sens = sens_all[candidates.index(norm_used)]
+        # ||g||_K <= n max ||w||_K <= n d max_j ||e_j||_K: keep epsilon ||g|| / (2 Delta) finite
+        ball = make_ball(norm_used, d)
+        unit = float(np.max(ball.norm(np.eye(d))))
+        if not epsilon / (2.0 * sens) * Z.shape[0] * d * unit < 1e300:
+            raise ValueError("epsilon is too large for the KNG density to be evaluated.")
+        W = design(Z[:, active], self.fit_intercept)
+        lower, upper = domain
+        mech = KNG(quantile_gradient(W, y, tau), epsilon, sens, norm_used, lower, upper)
+        if self.sampler == "gibbs" and d > 1:
+            warnings.warn(
+                "sampler='gibbs' releases one state of a Markov chain: its law only approaches "
+                "the KNG density, so the release is (epsilon, delta)-DP with an unknown delta, "
+                "not epsilon-DP. Use sampler='exact' for the stated guarantee.",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+        return mech, norm_used, sens
+
+    def _draw(self, mech, d, n, rng):
+        """One draw (never raises on the data) and the sampler's statistics."""
+        if d == 0:
+            return np.zeros(0), {"exact": True, "sampler": "none"}
+        if d == 1 or self.sampler == "exact":
+            theta, info = mech.sample_exact(random_state=rng, return_info=True)
+            return theta, {"exact": True, "sampler": "line" if d == 1 else "boxes", **info}
+        n_sweeps = self.n_sweeps
+        if n_sweeps == "auto":
+            n_sweeps = int(np.clip(_AUTO_WORK / (n * (d + 1)), 20, 1000))
+        show = self.progress_bar
+        if show is None:
+            show = float(n) * (d + 1) * n_sweeps * self.n_chains > _PROGRESS_WORK
+        # the radial moves go through the centre of the public box: a data-independent anchor
+        anchor = 0.5 * mech.lower + 0.5 * mech.upper
+        result = run_chains(
+            mech,
+            int(n_sweeps),
+            int(self.n_chains),
+            anchor=anchor,
+            n_random=d,
+            random_state=rng,
+            n_jobs=self.n_jobs,
+            progress_bar=bool(show),
+        )
+        rhat = result.rhat() if self.n_chains > 1 else None
+        max_rhat = None if rhat is None else float(np.nanmax(np.r_[rhat, 1.0]))
+        limit = _rhat_limit(n_sweeps)
+        if max_rhat is not None and max_rhat > limit:
+            warnings.warn(
+                f"The KNG chains may not have converged (max split-R-hat {max_rhat:.3f} > "
+                f"{limit:.3f}); increase n_sweeps. (This diagnostic is computed from the "
+                "private data: do not publish it.)",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        diagnostics = {
+            "exact": False,
+            "sampler": "gibbs",
+            "n_chains": int(self.n_chains),
+            "n_sweeps": int(n_sweeps),
+            "rhat": rhat,
+            "max_rhat": max_rhat,
+            "rhat_limit": limit,
+        }
+        return result.final[0], diagnostics
 
     def predict(self, X):
         """Predicted ``tau``-quantiles ``X @ coef_ + intercept_``."""

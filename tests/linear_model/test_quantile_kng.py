@@ -35,16 +35,20 @@ def _model(**kw):
 
 @parametrize_with_checks(
     [
+        # sklearn's checks use up to 10 features, beyond the exact sampler's range: the Gibbs
+        # opt-in (its approximate-guarantee warning is expected here)
         KNGQuantileRegressor(
             epsilon=1e4,
             bounds_X=(-10, 10),
             bounds_y=(-1000, 1000),
+            sampler="gibbs",
             n_sweeps=5,
             n_chains=2,
             random_state=0,
         )
     ]
 )
+@pytest.mark.filterwarnings("ignore:sampler='gibbs'")
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -121,12 +125,13 @@ def test_fit_without_intercept():
 
 def test_y_is_never_rescaled_scale_equivariance():
     """Multiplying y and its public range by c multiplies the release by c (same seed): the
-    mechanism does not depend on the size of y."""
+    mechanism does not depend on the size of y. (c = 128 is a power of two, so every float
+    operation of the exact sampler scales exactly and the same random numbers are used.)"""
     X, y, _ = _data(300, seed=4)
-    a = _model(random_state=5, n_sweeps=10, n_chains=1).fit(X, y)
-    b = _model(random_state=5, n_sweeps=10, n_chains=1, bounds_y=(-3000, 4000)).fit(X, 100 * y)
-    np.testing.assert_allclose(b.coef_, 100 * a.coef_, rtol=1e-6, atol=1e-9)
-    assert b.intercept_ == pytest.approx(100 * a.intercept_, rel=1e-6, abs=1e-9)
+    a = _model(random_state=5).fit(X, y)
+    b = _model(random_state=5, bounds_y=(-30 * 128, 40 * 128)).fit(X, 128 * y)
+    np.testing.assert_allclose(b.coef_, 128 * a.coef_, rtol=1e-6, atol=1e-9)
+    assert b.intercept_ == pytest.approx(128 * a.intercept_, rel=1e-6, abs=1e-9)
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -153,21 +158,51 @@ def test_norm_auto_and_sensitivities():
     assert _model(norm="l1", quantile=0.5, n_chains=1).fit(X, y).sensitivity_ == 4.0
 
 
+def test_exact_sampler_reproducible_and_diagnostics():
+    X, y, _ = _data(300, seed=7)
+    a = _model(random_state=3).fit(X, y)
+    b = _model(random_state=3).fit(X, y)
+    c = _model(random_state=4).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, c.coef_)
+    diag = a.sampler_diagnostics_
+    assert diag["exact"] is True and diag["sampler"] == "boxes"
+    assert diag["n_boxes"] >= 1 and diag["n_proposals"] >= 1
+
+
+def test_gibbs_is_opt_in_with_a_warning_and_no_data_anchor():
+    X, y, _ = _data(300, seed=7)
+    with pytest.warns(PrivacyLeakWarning, match="unknown delta"):
+        m = _model(sampler="gibbs", n_sweeps=3, n_chains=1).fit(X, y)
+    assert m.sampler_diagnostics_["exact"] is False
+    with pytest.raises(ValueError, match="sampler"):
+        _model(sampler="mcmc").fit(X, y)
+    with pytest.raises(ValueError, match="at most 5 parameters"):
+        _model(bounds_X=(0, 10)).fit(np.tile(X, 3), y)
+
+
+def fit_gibbs(model, X, y):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "sampler='gibbs'", PrivacyLeakWarning)
+        return model.fit(X, y)
+
+
 def test_reproducible_and_diagnostics():
     X, y, _ = _data(300, seed=7)
-    a = _model(random_state=3, n_sweeps=10).fit(X, y)
-    b = _model(random_state=3, n_sweeps=10).fit(X, y)
-    c = _model(random_state=4, n_sweeps=10).fit(X, y)
+    a = fit_gibbs(_model(sampler="gibbs", random_state=3, n_sweeps=10), X, y)
+    b = fit_gibbs(_model(sampler="gibbs", random_state=3, n_sweeps=10), X, y)
+    c = fit_gibbs(_model(sampler="gibbs", random_state=4, n_sweeps=10), X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert not np.array_equal(a.coef_, c.coef_)
     diag = a.sampler_diagnostics_
     assert diag["exact"] is False and diag["n_chains"] == 4 and diag["n_sweeps"] == 10
     assert diag["rhat"].shape == (3,) and np.isfinite(diag["max_rhat"])
     # "auto" sweeps: about 1e6 record-line visits per chain, between 20 and 1000
-    assert _model(n_chains=1).fit(X, y).sampler_diagnostics_["n_sweeps"] == 833
+    auto = fit_gibbs(_model(sampler="gibbs", n_chains=1), X, y)
+    assert auto.sampler_diagnostics_["n_sweeps"] == 833
     rs = np.random.RandomState(0)
-    d = _model(random_state=rs, n_chains=1, n_sweeps=3).fit(X, y)
-    e = _model(random_state=np.random.RandomState(0), n_chains=1, n_sweeps=3).fit(X, y)
+    d = _model(random_state=rs).fit(X, y)
+    e = _model(random_state=np.random.RandomState(0)).fit(X, y)
     np.testing.assert_array_equal(d.coef_, e.coef_)
 
 
@@ -179,11 +214,11 @@ def test_rhat_limit_and_convergence_warning(monkeypatch):
     X, y, _ = _data(200, seed=8)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        m = _model(n_sweeps=40).fit(X, y)  # a well-mixing case does not warn
+        m = fit_gibbs(_model(sampler="gibbs", n_sweeps=40), X, y)  # well mixing: no warning
     assert m.sampler_diagnostics_["max_rhat"] <= m.sampler_diagnostics_["rhat_limit"]
     monkeypatch.setattr(module, "_rhat_limit", lambda n_sweeps: 0.5)
     with pytest.warns(ConvergenceWarning, match="do not publish"):
-        _model(n_sweeps=40).fit(X, y)
+        fit_gibbs(_model(sampler="gibbs", n_sweeps=40), X, y)
 
 
 def test_pandas_input_and_feature_names():

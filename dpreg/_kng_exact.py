@@ -1,0 +1,383 @@
+"""Exact draws from a KNG density with a step gradient, by adaptive rejection with box envelopes.
+
+Target
+------
+``f(theta) ∝ exp(-s ||g(theta)||_K)`` on a public box ``Theta``, with the step gradient
+``g(theta) = b + sum_i V_i 1{U_i^T theta >= c_i}`` (:class:`dpreg.kng.StepGradient`) and
+``s = epsilon / (2 Delta)``.
+
+Envelope on a box
+-----------------
+On a box ``B = [lo, hi]`` the index ``U_i^T theta`` ranges over the interval
+``U_i^T m ± |U_i|^T h`` (``m`` the centre, ``h`` the half-widths). If the interval lies above
+``c_i`` the indicator is 1 on all of ``B``, if below it is 0; otherwise hyperplane ``i``
+*crosses* ``B``. So on ``B``, ``g = g_B + sum_{i crossing} V_i delta_i`` with ``g_B`` fixed and
+unknown ``delta_i in {0, 1}``: every coordinate ``g_j`` lies in
+``[g_Bj + sum_i min(V_ij, 0), g_Bj + sum_i max(V_ij, 0)]``. An lp norm is monotone in the
+absolute values of the coordinates, so the norm over that box of gradients is at least the
+norm of the per-coordinate distances of the intervals to 0 and at most the norm of their
+per-coordinate largest absolute values. This gives ``m_B <= f <= M_B`` on ``B``. (For a
+general ball ``K`` contained in the box of half-widths ``r``: ``||v||_K >= max_j |v_j| / r_j``,
+and the gauge is convex, so its maximum over the box of gradients is at one of its vertices.)
+
+Algorithm (adaptive rejection sampling)
+---------------------------------------
+Keep a partition of ``Theta`` into boxes. Propose: pick box ``B`` with probability
+``∝ vol(B) M_B``, draw ``theta`` uniformly in ``B``, draw ``u`` uniform on (0, 1]; accept when
+``u M_B <= f(theta)`` (immediately when ``u M_B <= m_B``, without evaluating ``f``). A rejected
+proposal's box is split at its midpoint along the coordinate that carries most of the width of
+the crossing hyperplanes' index intervals. Before proposing, boxes with the largest
+``vol(B)(M_B - m_B)`` are split until ``sum vol m / sum vol M`` (a lower bound on the acceptance
+rate) is not too small; then refinement rounds alternate with batches of proposals. Past a box
+budget the partition is frozen and plain rejection continues (it never gives up).
+
+Why the law is exact whatever the splitting: at every proposal, conditionally on everything
+that happened before (which fixes the current envelope ``E = sum_B M_B 1_B >= f``), the
+proposal has density ``E / int E`` and is accepted with probability ``f / E`` at ``theta``, so
+``P(accept, theta in A | past) = int_A f / int E``: given acceptance the draw has density
+``f / int f`` for every history, hence unconditionally. The data steer the partition, and so
+the running time, but not the law of the output (the running time is a timing side channel,
+outside the guarantee).
+
+Floating point
+--------------
+Classification of a hyperplane against a box uses the index interval widened by a rounding
+slack, so a hyperplane is only declared fixed when it is fixed in exact arithmetic. Gradients
+are sums of up to ``n`` terms; the envelope bounds are moved outwards by an absolute error bound
+``(4 n + 1000) u sum_i |V_ij|`` per coordinate (``u`` the machine epsilon) and a relative
+``1e-12`` on the norm, so ``m_B <= f <= M_B`` holds for the density as evaluated in floating
+point. The released law is that of the floating-point density, whose log differs from the exact
+one by at most ``s`` times that error bound.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .noise.balls import LpBall
+
+__all__ = ["BoxSampler"]
+
+_EPS = np.finfo(float).eps
+# boxes crossed by at most this many hyperplanes get bounds by enumerating on/off patterns
+_ENUMERATE = 6
+_PATTERNS = np.array(list(itertools.product((0.0, 1.0), repeat=_ENUMERATE)))
+
+
+class _NormBounds:
+    """Lower and upper bounds of ``||g||_K`` over boxes ``[glo, ghi]`` of gradients (rows)."""
+
+    def __init__(self, ball):
+        self.ball = ball
+        self.lp = isinstance(ball, LpBall)
+        if not self.lp:
+            self.r = np.asarray(ball.half_widths, dtype=float)
+            self.signs = np.array(list(itertools.product((0, 1), repeat=ball.dim)), dtype=bool)
+
+    def lower(self, dist):
+        if self.lp:
+            return self.ball.norm(dist)
+        return np.max(dist / self.r, axis=1)
+
+    def upper(self, glo, ghi):
+        if self.lp:
+            return self.ball.norm(np.maximum(np.abs(glo), np.abs(ghi)))
+        verts = np.where(self.signs[None, :, :], ghi[:, None, :], glo[:, None, :])
+        return self.ball.norm(verts.reshape(-1, glo.shape[1])).reshape(glo.shape[0], -1).max(1)
+
+
+class BoxSampler:
+    """Adaptive-rejection sampler for ``exp(-scale ||g(theta)||_K)`` on a box (module docstring).
+
+    Parameters
+    ----------
+    gradient : dpreg.kng.StepGradient
+    scale : float
+        ``s = epsilon / (2 Delta)``.
+    ball : dpreg.noise.balls.Ball
+        Unit ball of the norm ``K``.
+    lower, upper : arrays of shape (d,)
+        The box ``Theta`` (finite, ``lower < upper``, ``upper - lower`` finite).
+    max_boxes : int
+        Box budget; beyond it the partition is frozen (the law stays exact).
+    min_acceptance : float
+        Proposals start once the acceptance lower bound ``sum vol m / sum vol M`` reaches
+        this value (before that, only refinement rounds).
+    eval_budget : int
+        Work (records examined) of one batch of proposals before the next refinement round.
+    """
+
+    def __init__(
+        self,
+        gradient,
+        scale,
+        ball,
+        lower,
+        upper,
+        max_boxes=200_000,
+        min_acceptance=0.001,
+        eval_budget=20_000,
+    ):
+        # Records with the same index vector and threshold switch together: merge them (their
+        # jumps add up). Exact, and it keeps crossing counts small for duplicated rows.
+        keys, inverse = np.unique(
+            np.column_stack([gradient.U, gradient.c]), axis=0, return_inverse=True
+        )
+        inverse = inverse.reshape(-1)
+        self.U = np.ascontiguousarray(keys[:, :-1])
+        self.c = np.ascontiguousarray(keys[:, -1])
+        self.V = np.zeros_like(self.U)
+        np.add.at(self.V, inverse, gradient.V)
+        self.scale = float(scale)
+        self.ball = ball
+        self.bounds = _NormBounds(ball)
+        self.max_boxes = int(max_boxes)
+        self.min_acceptance = float(min_acceptance)
+        self.eval_budget = int(eval_budget)
+        n, d = self.U.shape
+        self.d = d
+        total = np.abs(gradient.V).sum(axis=0) + np.abs(gradient.offset)
+        self.err = (4.0 * n + 1000.0) * _EPS * total
+        # copies: the box arrays are later overwritten in place
+        lo = np.array(lower, dtype=float).reshape(1, d)
+        hi = np.array(upper, dtype=float).reshape(1, d)
+        # Rounding of the cached index intervals: the centre, half-widths and every update
+        # of a projection err by at most ~u ||U_i||_1 max|theta|; ``_slack_unit`` scales that.
+        big = max(float(np.max(np.abs(lo))), float(np.max(np.abs(hi))))
+        self._slack_unit = 8.0 * _EPS * np.abs(self.U).sum(axis=1) * big
+        self._root_width = hi - lo
+        self.n_rounds = 0
+        self.n_splits = 0
+        ctr, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
+        proj = self.U @ ctr[0]
+        rad = np.abs(self.U) @ half[0]
+        rec = np.arange(n)
+        gfix0 = np.asarray(gradient.offset, dtype=float).reshape(1, d)
+        new = self._classify(lo, hi, gfix0, rec, proj, rad, np.array([n]), np.zeros(1, int))
+        for f in self._FIELDS:
+            setattr(self, f, new[f])
+        self.lists = new["lists"]
+
+    # ---------------------------------------------------------------------------- boxes
+    _FIELDS = ("lo", "hi", "gfix", "logM", "logm", "logvol", "split_dim", "splittable", "depth")
+
+    def _classify(self, lo, hi, gfix_parent, rec, proj, rad, counts, depth):
+        """Boxes ``[lo, hi]`` (rows) with candidate records ``rec`` grouped in consecutive runs
+        of lengths ``counts`` (one run per box), ``proj +- rad`` the index interval of each
+        candidate over its box: fixed part of the gradient, crossing lists and bounds."""
+        nb, d = lo.shape
+        owner = np.repeat(np.arange(nb), counts)
+        slack = self._slack_unit[rec] * (d + 3.0 + 3.0 * depth[owner])
+        cr = self.c[rec]
+        active = proj - rad - slack >= cr
+        cross = ~active & ~(proj + rad + slack < cr)
+        Vr = self.V[rec]
+        # per-box sums over consecutive runs: fixed part (records newly always active) and
+        # positive / negative jumps of the crossing records
+        cols = np.empty((rec.size + 1, 3 * d))
+        cols[-1] = 0.0  # a zero row so that runs may start at the end (empty runs)
+        crs = cross[:, None]
+        np.copyto(cols[:-1, :d], np.where(active[:, None], Vr, 0.0))
+        np.copyto(cols[:-1, d : 2 * d], np.where(crs, np.maximum(Vr, 0.0), 0.0))
+        np.copyto(cols[:-1, 2 * d :], np.where(crs, np.minimum(Vr, 0.0), 0.0))
+        starts = np.r_[0, np.cumsum(counts)[:-1]]
+        sums = np.add.reduceat(cols, starts, axis=0)
+        sums[counts == 0] = 0.0
+        gfix = gfix_parent + sums[:, :d]
+        pos, neg = sums[:, d : 2 * d], sums[:, 2 * d :]
+        cnt = np.add.reduceat(np.r_[cross, False], starts)
+        cnt[counts == 0] = 0
+        keep = np.column_stack([rec[cross], proj[cross], rad[cross]])
+        lists = np.split(keep, np.cumsum(cnt)[:-1])
+        glo, ghi = gfix + neg, gfix + pos
+        dist = np.maximum(np.maximum(glo, -ghi), 0.0)
+        dist = np.maximum(dist - self.err, 0.0)
+        top = np.maximum(np.abs(glo), np.abs(ghi)) + self.err
+        low = self.bounds.lower(dist)
+        high = self.bounds.upper(-top, top)
+        few = np.flatnonzero((cnt > 0) & (cnt <= _ENUMERATE))
+        if few.size:
+            low[few], high[few] = self._enumerate(few, gfix, lists)
+        logM = -self.scale * low * (1.0 - 1e-12)
+        logm = -self.scale * high * (1.0 + 1e-12)
+        mid = 0.5 * lo + 0.5 * hi
+        can = (lo < mid) & (mid < hi)  # a midpoint split gives two proper boxes
+        # split where the crossing records' jumps (= their index-interval widths for the
+        # quantile loss, where V = U) are widest
+        score = np.where(can, (pos - neg) * (hi - lo), -1.0)
+        split_dim = np.argmax(score, axis=1)
+        splittable = (cnt > 0) & can[np.arange(nb), split_dim]
+        # volume relative to the root box: the same numbers for any rescaling of theta
+        logvol = np.log((hi - lo) / self._root_width).sum(axis=1)
+        return dict(
+            lo=lo, hi=hi, gfix=gfix, lists=lists, logM=logM, logm=logm, logvol=logvol,
+            split_dim=split_dim, splittable=splittable, depth=depth,
+        )  # fmt: skip
+
+    def _enumerate(self, boxes, gfix, lists):
+        """Bounds of ``||g||_K`` on boxes crossed by at most ``_ENUMERATE`` hyperplanes: the
+        minimum and maximum over all ``2^k`` on/off patterns of the crossing records (a
+        superset of the patterns that occur in the box, so the bounds stay valid). Much tighter
+        than the interval bound when jumps are large or cancel."""
+        d, K = self.d, _ENUMERATE
+        low = np.empty(boxes.size)
+        high = np.empty(boxes.size)
+        # ||g - g~||_K <= sum_j |err_j| ||e_j||_K for any norm (triangle inequality)
+        margin = float(np.sum(self.err * self.ball.norm(np.eye(d))))
+        for start in range(0, boxes.size, 2048):
+            chunk = boxes[start : start + 2048]
+            jumps = np.zeros((chunk.size, K, d))
+            for row, b in enumerate(chunk):
+                rec = lists[b][:, 0].astype(np.intp)
+                jumps[row, : rec.size] = self.V[rec]
+            G = gfix[chunk][:, None, :] + np.einsum("pk,bkd->bpd", _PATTERNS, jumps)
+            norms = self.ball.norm(G.reshape(-1, d)).reshape(chunk.size, -1)
+            low[start : start + chunk.size] = np.maximum(norms.min(axis=1) - margin, 0.0)
+            high[start : start + chunk.size] = norms.max(axis=1) + margin
+        return low, high
+
+    def _split(self, parents):
+        """Split boxes ``parents`` at their midpoints along ``split_dim``."""
+        parents = np.asarray(parents, dtype=np.intp)
+        P = parents.size
+        if P == 0:
+            return
+        j = self.split_dim[parents]
+        lo, hi = self.lo[parents], self.hi[parents]
+        rows = np.arange(P)
+        mid = 0.5 * lo[rows, j] + 0.5 * hi[rows, j]
+        hi_left, lo_right = hi.copy(), lo.copy()
+        hi_left[rows, j] = mid
+        lo_right[rows, j] = mid
+        counts = np.array([self.lists[p].shape[0] for p in parents], dtype=np.intp)
+        parts = np.concatenate([self.lists[p] for p in parents])
+        rec = parts[:, 0].astype(np.intp)
+        proj, rad = parts[:, 1], parts[:, 2]
+        owner = np.repeat(rows, counts)
+        # moving the centre by a quarter of the parent's width along j shifts every index by
+        # U_ij * width / 4 and shrinks its radius by |U_ij| * width / 4
+        quarter = 0.25 * (hi[rows, j] - lo[rows, j])
+        step = self.U[rec, j[owner]] * quarter[owner]
+        rad_child = np.maximum(rad - np.abs(step), 0.0)
+        gfix = self.gfix[parents]
+        depth = self.depth[parents] + 1
+        new = self._classify(
+            np.vstack([lo, lo_right]),
+            np.vstack([hi_left, hi]),
+            np.vstack([gfix, gfix]),
+            np.concatenate([rec, rec]),
+            np.concatenate([proj - step, proj + step]),
+            np.concatenate([rad_child, rad_child]),
+            np.concatenate([counts, counts]),
+            np.concatenate([depth, depth]),
+        )
+        for f in self._FIELDS:
+            arr = getattr(self, f)
+            arr[parents] = new[f][:P]
+            setattr(self, f, np.concatenate([arr, new[f][P:]]))
+        for i, p in enumerate(parents):
+            self.lists[p] = new["lists"][i]
+        self.lists.extend(new["lists"][P:])
+        self.n_splits += P
+
+    @property
+    def n_boxes(self):
+        return self.lo.shape[0]
+
+    def _weights(self):
+        lw = self.logvol + self.logM
+        top = np.max(lw)
+        wM = np.exp(lw - top)
+        wm = np.exp(self.logvol + self.logm - top)
+        return wM, wm
+
+    def acceptance_bound(self):
+        """``sum vol m / sum vol M``: a lower bound on the acceptance probability."""
+        wM, wm = self._weights()
+        return float(wm.sum() / wM.sum())
+
+    def refine_round(self, fraction=0.5):
+        """Split the boxes with the largest ``vol (M - m)`` that carry ``fraction`` of the total
+        gap (one round). Returns False when nothing can be split."""
+        if self.n_boxes >= self.max_boxes:
+            return False
+        wM, wm = self._weights()
+        gap = np.where(self.splittable, wM - wm, 0.0)
+        total = gap.sum()
+        if not total > 0.0:
+            return False
+        order = np.argsort(-gap)
+        k = int(np.searchsorted(np.cumsum(gap[order]), fraction * total)) + 1
+        k = min(k, self.max_boxes - self.n_boxes, int(np.count_nonzero(gap)))
+        self._split(order[:k])
+        self.n_rounds += 1
+        return True
+
+    # ---------------------------------------------------------------------------- draws
+    def log_density(self, theta, box):
+        """``-s ||g(theta)||_K`` using the fixed part and crossing list of ``box``."""
+        idx = self.lists[box][:, 0].astype(np.intp)
+        g = self.gfix[box].copy()
+        if idx.size:
+            on = self.U[idx] @ theta >= self.c[idx]
+            g += on.astype(float) @ self.V[idx]
+        return -self.scale * float(self.ball.norm(g))
+
+    def sample(self, rng):
+        """One exact draw; returns ``(theta, info)``.
+
+        Alternates refinement rounds with batches of proposals. A batch is evaluated in order
+        and stops at the first acceptance, or when its evaluation work exceeds a budget (the
+        proposals left over are discarded unseen: whether a proposal is examined depends only
+        on earlier rejections, so every examined proposal is a fresh rejection trial).
+        """
+        n_prop = n_eval = 0
+        bound0 = None
+        while True:
+            wM, wm = self._weights()
+            cum = np.cumsum(wM)
+            acc = float(wm.sum() / cum[-1])
+            can_refine = self.n_boxes < self.max_boxes and bool(np.any(self.splittable & (wM > wm)))
+            if acc >= self.min_acceptance or not can_refine:
+                if bound0 is None:
+                    bound0 = acc
+                k = int(min(max(4.0 / max(acc, 1e-3), 16), 4096))
+                b = np.searchsorted(cum, rng.uniform(size=k) * cum[-1], side="right")
+                b = np.minimum(b, self.n_boxes - 1)
+                lo, hi = self.lo[b], self.hi[b]
+                theta = np.clip(lo + (hi - lo) * rng.uniform(size=(k, self.d)), lo, hi)
+                level = np.log1p(-rng.uniform(size=k)) + self.logM[b]  # log(u M), u in (0, 1]
+                squeeze = level <= self.logm[b]
+                first = int(np.argmax(squeeze)) if squeeze.any() else k
+                rejected = []
+                work = 0
+                for i in range(first):
+                    if work > self.eval_budget and can_refine:
+                        break
+                    n_prop += 1
+                    n_eval += 1
+                    work += self.lists[b[i]].shape[0] + 32
+                    if level[i] <= self.log_density(theta[i], b[i]):
+                        return theta[i], self._info(bound0, n_prop, n_eval)
+                    rejected.append(b[i])
+                else:
+                    if first < k:
+                        n_prop += 1
+                        return theta[first], self._info(bound0, n_prop, n_eval)
+                if rejected and self.n_boxes < self.max_boxes:
+                    cand = np.unique(np.asarray(rejected, dtype=np.intp))
+                    cand = cand[self.splittable[cand]][: self.max_boxes - self.n_boxes]
+                    self._split(cand)
+            if can_refine:
+                self.refine_round()
+
+    def _info(self, bound0, n_prop, n_eval):
+        return {
+            "n_boxes": int(self.n_boxes),
+            "n_refine_rounds": int(self.n_rounds),
+            "acceptance_bound": bound0,
+            "n_proposals": int(n_prop),
+            "n_density_evaluations": int(n_eval),
+        }
