@@ -309,7 +309,6 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         if accountant is not None:
             accountant.check(epsilon, 0.0)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
         n, n_features = X.shape
         lo, hi = check_bounds(self.bounds_X, n_features, X, name="bounds_X")
         Z, mid, half = scale_features(X, lo, hi, self.fit_intercept)
@@ -326,8 +325,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             )
         # Everything above validates public inputs (or raises before anything is spent); from
         # here on nothing depends on the data in a way that can raise.
-        if accountant is not None:
-            accountant.spend(epsilon, 0.0)
+        accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before the draw
         theta, diagnostics = self._draw(mech, d, n, rng)
 
         # map the scaled parameters back to the original units of X
