@@ -125,29 +125,12 @@ def _is_dask(a):
 
 
 def _scaling(bounds, n_features, data, name, fit_intercept):
-    if bounds is not None:
-        _check_bounds_length(bounds, n_features, name)
     lower, upper = check_bounds(bounds, n_features, X=data, name=name)
     if fit_intercept:
         offset, scale = (upper + lower) / 2.0, (upper - lower) / 2.0
     else:
         offset, scale = np.zeros(n_features), np.maximum(np.abs(lower), np.abs(upper))
     return lower, upper, offset, scale
-
-
-def _check_bounds_length(bounds, n, name):
-    """A clear error for bound vectors of the wrong length (numpy's broadcast error is not)."""
-    try:
-        lower, upper = bounds
-    except (TypeError, ValueError):
-        return  # check_bounds reports a malformed pair
-    for b in (lower, upper):
-        size = np.size(b)
-        if size not in (1, n):
-            raise ValueError(
-                f"{name}: each bound must be a scalar or have {n} entries (one per "
-                f"{'output' if name == 'bounds_y' else 'feature'}), got {size}."
-            )
 
 
 def _inverse(scale):
@@ -732,7 +715,6 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             (self.bounds_y, k, "bounds_y"),
         ):
             if bounds is not None:
-                _check_bounds_length(bounds, size, name)
                 check_bounds(bounds, size, name=name)
         # the plan is validated before the data pass so that bad options fail fast
         make_plan(

@@ -428,7 +428,14 @@ def release_knorm_ball(value, ball, sensitivity, epsilon, rng, polar=False):
     scale = _up(sensitivity / epsilon)
     arr, rows = _rows(value, ball.dim)
     noisy = rows + float_knorm_sample(ball, scale, rows.shape[0], rng)
-    return snap(noisy, scale).reshape(arr.shape)[()]
+    # The noise's own size is scale times the ball's extent (a polytope need not be a unit
+    # ball): take the grid from the smallest public half-width so it stays far finer than the
+    # noise in every coordinate (a unit-scale grid rounded 1e-10-sized noise to exactly 0).
+    widths = getattr(ball, "half_widths", None)
+    extent = float(np.min(widths)) if widths is not None else 1.0
+    if not (math.isfinite(extent) and extent > 0.0):
+        extent = 1.0
+    return snap(noisy, scale * extent).reshape(arr.shape)[()]
 
 
 def snap(value, scale):
