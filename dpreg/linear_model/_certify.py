@@ -15,7 +15,8 @@ Kifer, Smith & Thakurta 2012, section 4):
    ``||theta_hat - theta*||_2 <= ||s||_2 / mu <= tol / mu`` for every data set. There is no
    give-up exit: the loop stops only on the certificate.
 3. The estimator releases ``theta_hat + W`` with W drawn from the l2 K-norm mechanism (pure
-   epsilon, density ∝ exp(-epsilon_amp ||w||_2 / Delta)) with ``Delta = 2 tol / mu``.
+   epsilon, density ∝ exp(-epsilon_amp ||w||_2 / Delta)) with ``Delta = 2 tol / mu`` (plus
+   the public shift of the grid-rounded perturbation vector, :func:`perturbation_grid`).
 
 Why 3 is (epsilon_op + epsilon_amp)-DP: consider the pair ``(theta*, theta_hat + W)``. The
 first part is epsilon_op-DP (objective perturbation). Given ``theta* = a``, the second has
@@ -49,6 +50,7 @@ import numpy as np
 from scipy import linalg
 from scipy.special import expit
 
+from ..noise._grid import GRID_BITS, grid_exponent
 from ._logistic_core import hessian, objective
 
 #: Share of each problem's epsilon spent on the output noise W.
@@ -91,7 +93,50 @@ class AmpPlan:
     sensitivity: float
 
 
-def amp_plan(epsilon_amp, dim, mu, grad_scale):
+@dataclass(frozen=True)
+class PerturbationGrid:
+    """Public grid of the objective-perturbation vector b (see :func:`perturbation_grid`).
+
+    Attributes
+    ----------
+    bits : int
+        ``g = 2**grid_exponent(scale, bits)`` is the grid step of every coordinate of b.
+    step : float
+        The grid step g.
+    shift : float
+        Public bound on ``||b_grid - b_ideal||_2``: ``sqrt(dim) g / 2``, rounded up.
+    """
+
+    bits: int
+    step: float
+    shift: float
+
+
+def perturbation_grid(dim, sensitivity, epsilon):
+    r"""Grid of the perturbation vector b and the public bound on its rounding shift.
+
+    b is drawn as an *exact* grid release of the ideal real K-norm vector ``b_ideal``
+    (:func:`dpreg.noise._exact.release_knorm`): ``b_grid = g round(b_ideal / g)``, so
+    ``|b_grid - b_ideal|_i <= g / 2`` and ``||b_grid - b_ideal||_2 <= sqrt(dim) g / 2``.
+    The solver and the certificate use ``b_grid``; the mean-form gradients of the two
+    objectives differ by ``(b_grid - b_ideal) / n``, so a point certified with
+    ``||s(b_grid)||_2 <= tol`` has ``||s(b_ideal)||_2 <= tol + shift / n`` and lies within
+    ``(tol + shift / n) / mu`` of the exact minimiser for the ideal b; :func:`amp_plan`
+    calibrates W to that distance. The grid is finer than the release grid (b is never
+    released): ``bits = 44 - ceil(log2(dim + 1))`` (at least ``GRID_BITS``) keeps the shift
+    far below ``tol`` while ``N = b_grid / g`` stays below ``2**53`` (so ``b_grid`` is an
+    exact float) unless a coordinate of b exceeds ``512 (dim + 1)`` noise scales, an event of
+    probability below ``exp(-1000)`` (``docs/floating_point.md``, section 5).
+    """
+    dim = int(dim)
+    scale = float(np.nextafter(sensitivity / epsilon, np.inf))  # as release_knorm rounds it
+    bits = max(GRID_BITS, 44 - math.ceil(math.log2(dim + 1)))
+    step = 2.0 ** grid_exponent(scale, bits)
+    shift = math.sqrt(dim) * step / 2.0 * (1.0 + 1e-12)  # rounded up generously
+    return PerturbationGrid(bits, step, shift)
+
+
+def amp_plan(epsilon_amp, dim, mu, grad_scale, grad_shift=0.0):
     """Tolerance and output-noise calibration from public quantities only.
 
     ``tol = sqrt(dim) max(TOL, RES u grad_scale)``: as small as the floating-point
@@ -103,9 +148,15 @@ def amp_plan(epsilon_amp, dim, mu, grad_scale):
     <= sqrt(dim) + |V|/n``, and ``grad_scale`` is that bound with |V| replaced by a public
     bound on its mean (:func:`noise_scale`), so a representable point always passes unless
     |V| exceeds its mean by a factor of about RES/10 (a tail event of the noise alone).
+
+    ``grad_shift`` is a public bound on how far the mean-form gradient the certificate
+    evaluates may be from the one of the ideal objective (``PerturbationGrid.shift / n``: b is
+    used on a grid); the certified distance to the ideal minimiser is then
+    ``(tol + grad_shift) / mu`` and W is calibrated to twice it.
     """
     tol = math.sqrt(dim) * max(TOL, RES * _U * grad_scale)
-    return AmpPlan(float(epsilon_amp), float(mu), float(tol), 2.0 * tol / mu)
+    radius = (tol + float(grad_shift)) * (1.0 + 1e-12) / mu
+    return AmpPlan(float(epsilon_amp), float(mu), float(tol), 2.0 * radius)
 
 
 def noise_scale(dim, sensitivity, epsilon_noise, n):

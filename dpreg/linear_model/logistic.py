@@ -123,6 +123,7 @@ from ._certify import (
     certify_problem,
     lipschitz,
     noise_scale,
+    perturbation_grid,
     strong_convexity,
 )
 from ._logistic_core import (
@@ -147,19 +148,26 @@ _MIN_EPSILON = 1e-50
 
 
 def _perturbation(norm, dim, sensitivity, epsilon, rng):
-    """The objective-perturbation vector b: a K-norm draw in full float64 precision.
+    """The objective-perturbation vector b: an exact grid release of the ideal K-norm vector.
 
-    Why not the grid release (``randomise``): b is never released, and the
-    objective-perturbation argument is a change of variables that needs a continuous b. The
-    float64 draw differs from the ideal real-valued one by a few ulps, which moves the exact
-    minimiser by about ``u |b| / (n mu)``; a grid-rounded b (step ``scale * 2**-24``) would move
-    it by far more than the certified tolerance absorbs (``docs/floating_point.md``). What is
-    released, theta_hat + W, goes through the exact grid release.
+    ``b = g round(b_ideal / g)`` with ``b_ideal`` the real-valued K-norm draw (density
+    ``∝ exp(-epsilon |b|_K / sensitivity)``) and g the public grid of
+    :func:`._certify.perturbation_grid`, whose shift bound the AMP plan charges: the released
+    point is certified against the exact minimiser for ``b_ideal``, so the proof's continuous
+    change of variables applies to the ideal b (``docs/floating_point.md``, section 5).
+
+    An lp norm with p not in {1, 2, inf} has no exact sampler: b is then the plain float
+    ``r * U`` draw, not certified against the ideal one (``floating_point_safe=False`` of
+    :class:`~dpreg.noise.KNormMechanism`; docs, section 5).
     """
-    from ..noise._exact import float_knorm_sample  # noqa: PLC0415
+    from ..noise._exact import float_knorm_sample, release_knorm  # noqa: PLC0415
 
-    mech = KNormMechanism(norm, dim, sensitivity, epsilon, random_state=rng)
-    return float_knorm_sample(mech.ball, mech.sensitivity / mech.epsilon, 1, rng)[0]
+    p = {"l1": 1, "l2": 2, "linf": np.inf}.get(norm)
+    if p is None:
+        mech = KNormMechanism(norm, dim, sensitivity, epsilon, random_state=rng)
+        return float_knorm_sample(mech.ball, mech.scale, 1, rng)[0]
+    bits = perturbation_grid(dim, sensitivity, epsilon).bits
+    return release_knorm(np.zeros(dim), p, dim, sensitivity, epsilon, rng, grid_bits=bits)
 
 
 class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
@@ -529,6 +537,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             dim,
             strong_convexity(gamma, ridge, n_free, n_samples),
             noise_scale(dim, sensitivity, eps_op * q, n_samples),
+            perturbation_grid(dim, sensitivity, eps_op * q).shift / n_samples,
         )
         lip = lipschitz(dim, gamma, ridge, n_samples)
         rng = check_random_state(self.random_state)
@@ -595,6 +604,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             K * dim,
             strong_convexity(gamma, ridge, n_free, n_samples),
             noise_scale(K * dim, sensitivity, eps_op * q, n_samples),
+            perturbation_grid(K * dim, sensitivity, eps_op * q).shift / n_samples,
         )
         lip = softmax_lipschitz(dim, gamma, ridge, n_samples)
         rng = check_random_state(self.random_state)

@@ -30,7 +30,7 @@ import numpy as np
 
 from .._random import random_words
 from ._ballarith import _GROW, _LIBM_REL, _OP, _TINY, _ArbBackend, _Ball, _FloatBackend
-from ._grid import grid_exponent
+from ._grid import GRID_BITS, grid_exponent
 from .balls import LpBall
 
 __all__ = [
@@ -371,16 +371,17 @@ def release_gaussian(value, sigma, rng):
     return out.reshape(arr.shape)[()]
 
 
-def release_knorm(value, p, dim, sensitivity, epsilon, rng, polar=False):
+def release_knorm(value, p, dim, sensitivity, epsilon, rng, polar=False, grid_bits=GRID_BITS):
     """K-norm release for the l1 (``p=1``), l2 (``p=2``) and linf (``p=inf``) balls.
 
     ``value`` has shape ``(..., dim)``. The scale ``sensitivity / epsilon`` is rounded up.
     l1 uses iid Laplace coordinates (or, ``polar=True``, the ``r * U`` sampler with U uniform
-    in the cross-polytope through normalised exponentials -- the same law).
+    in the cross-polytope through normalised exponentials -- the same law). The grid is
+    ``2**grid_exponent(scale, grid_bits)`` (see :func:`dpreg.noise._grid.grid_exponent`).
     """
     scale = _up(sensitivity / epsilon)
     arr, rows = _rows(value, dim)
-    e = grid_exponent(scale)
+    e = grid_exponent(scale, grid_bits)
     if p == 1 and not polar:
         return _release(_laplace(scale), rows.reshape(-1, 1), e, rng).reshape(arr.shape)[()]
     sampler = {1: _knorm_l1_polar, 2: _knorm_l2, math.inf: _knorm_linf}[p](dim, scale)

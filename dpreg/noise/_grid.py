@@ -24,8 +24,12 @@ GRID_BITS = 24
 _U = 2.0**-53  # unit roundoff of float64 (round to nearest)
 
 
-def grid_exponent(scale):
-    """``e`` with ``2**e`` the largest power of two ``<= scale * 2**-GRID_BITS``.
+def grid_exponent(scale, bits=GRID_BITS):
+    """``e`` with ``2**e`` the largest power of two ``<= scale * 2**-bits``.
+
+    ``bits`` defaults to :data:`GRID_BITS` (releases); a finer grid serves values that are
+    not released but must stay within a small public distance of the ideal draw (the
+    objective-perturbation vector, :mod:`dpreg.linear_model.logistic`).
 
     Examples
     --------
@@ -40,7 +44,7 @@ def grid_exponent(scale):
         raise ValueError(f"scale must be finite and > 0, got {scale!r}.")
     mant, exp = math.frexp(scale)  # scale = mant * 2**exp, 0.5 <= mant < 1
     # floor(log2(scale)) = exp - 1 exactly (frexp is exact); keep g a normal float
-    return max(exp - 1 - GRID_BITS, -1022)
+    return max(exp - 1 - int(bits), -1022)
 
 
 def float_sum_error_bound(n_terms, max_abs, products=False):

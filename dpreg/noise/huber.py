@@ -149,8 +149,24 @@ class FlippedHuber:
 
     # -- sampling -----------------------------------------------------------------------------
     def rvs(self, size=None, random_state=None):
-        """Exact draws: with probability (core mass) a truncated exponential on [0, alpha],
-        otherwise a Gaussian tail beyond alpha (by inversion of log Q), with a random sign."""
+        """Exact draws on the public grid of the mechanism (floating-point safe).
+
+        The same code as :meth:`FlippedHuberMechanism.randomise` of zeros: the ideal real
+        draw (exact rejection sampling in ball arithmetic) rounded exactly to the grid
+        ``2**grid_exponent(gamma min(1, gamma / alpha))`` (``docs/floating_point.md``), so
+        whatever a user builds from these draws inherits the hardened law.
+        """
+        rng = check_random_state(random_state)
+        shape = () if size is None else size
+        out = _exact.release_flipped_huber(np.zeros(shape), self.b, self.gamma, rng)
+        return float(out) if size is None else out
+
+    def _float_rvs(self, size=None, random_state=None):
+        """The plain float64 sampler (core: truncated exponential; tails: inversion of log Q).
+
+        Not floating-point safe: the reference ("old float") for the benchmark and the
+        distinguisher tests only.
+        """
         rng = check_random_state(random_state)
         shape = () if size is None else size
         out = self.gamma * _hc.sample_std(rng, self.b, shape)

@@ -53,7 +53,9 @@ def test_paper_example_3_22_and_the_hull():
     vol, se = body.volume_estimate(400_000)
     assert abs(vol - 40 / 3) < 4.5 * se and se < 0.02
     cands = ["l1", "l2", "linf", body]
-    assert choose_norm(cands, [d1, d2, dinf, 1.0], dim=2) is body
+    assert choose_norm(cands, [d1, d2, dinf, 1.0], dim=2, prefer_floating_point_safe=False) is body
+    # by default the uncertified body gives way to the hardened linf ball
+    assert choose_norm(cands, [d1, d2, dinf, 1.0], dim=2) == "linf"
     assert choose_norm(cands[:3], [d1, d2, dinf], dim=2) == "linf"
     # the approximate sensitivities of equation (2) (4, sqrt 8, 2) give the same order
     assert choose_norm(["l1", "l2", "linf"], [4.0, math.sqrt(8), 2.0], dim=2) == "linf"
@@ -62,7 +64,9 @@ def test_paper_example_3_22_and_the_hull():
 def test_balls_carry_their_dim_and_polytopes_compare_exactly():
     m = 3
     cube = PolytopeBall(vertices=np.array(list(itertools.product([-1.0, 1.0], repeat=m))))
-    assert choose_norm([L2Ball(m), LinfBall(m), cube], [math.sqrt(m), 1.0, 0.99]) is cube
+    cands = [L2Ball(m), LinfBall(m), cube]
+    assert choose_norm(cands, [math.sqrt(m), 1.0, 0.99], prefer_floating_point_safe=False) is cube
+    assert isinstance(choose_norm(cands, [math.sqrt(m), 1.0, 0.99]), LinfBall)
     assert choose_norm([L2Ball(m), L1Ball(m)], [1.0, 1.0]) is not None
 
 
@@ -81,3 +85,16 @@ def test_errors():
         choose_norm(["l1", "l9"], [1.0, 1.0], dim=2)
     with pytest.raises(ValueError, match="dim"):
         choose_norm([L1Ball(2), L2Ball(3)], [1.0, 1.0])
+
+
+def test_auto_prefers_floating_point_safe_balls():
+    """Issue 11: lp (p not in {1, 2, inf}) and polytopes are not certified on real hardware,
+    so a hardened candidate wins even against a smaller uncertified ball; with only
+    uncertified candidates the volume order still decides."""
+    m = 4
+    assert choose_norm(["l2", 3.0], [math.sqrt(m), 1.0], dim=m) == "l2"
+    assert (
+        choose_norm(["l2", 3.0], [math.sqrt(m), 1.0], dim=m, prefer_floating_point_safe=False)
+        == 3.0
+    )
+    assert choose_norm([3.0, 1.5], [1.0, 1.0], dim=m) == 1.5  # smaller volume, none hardened

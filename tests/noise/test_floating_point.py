@@ -138,7 +138,7 @@ def _float_reference(name, rng):
         return lambda v: v + rng.normal(0.0, sigma, size=v.shape), 1e-5
     if name == "flipped_huber":
         mech = FlippedHuberMechanism(EPS, 1e-5, 1.0)
-        return lambda v: v + mech.distribution.rvs(size=v.shape, random_state=rng), 1e-5
+        return lambda v: v + mech.distribution._float_rvs(size=v.shape, random_state=rng), 1e-5
     ball = KNormMechanism(name, 3, 1.0, EPS).ball
     return lambda v: v + ex.float_knorm_sample(ball, 1.0 / EPS, v.shape[0], rng), 0.0
 
