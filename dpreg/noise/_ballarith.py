@@ -120,6 +120,16 @@ class _FloatBackend:
         r = half * _GROW + np.abs(m0) * _LIBM_REL + np.abs(m) * _OP + _TINY
         return _Ball(m, r)
 
+    @staticmethod
+    def nlog(x):
+        """Ball of ``-log x`` for a ball x > 0: ``|d log| <= r / (m - r)`` plus the libm error
+        (relative ``_LIBM_REL``) and a rounding; undecided (infinite) when the ball reaches 0."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m = -np.log(x.m)
+            lo = x.m - x.r * _GROW
+            r = np.where(lo > 0, x.r / lo, np.inf)
+        return _Ball(m, r * _GROW + np.abs(m) * (_LIBM_REL + _OP) + _TINY)
+
     @classmethod
     def gaussian_pairs(cls, kA, kB):
         """Ball of the Box--Muller pairs (``_gaussian_pairs``) with fewer passes.
@@ -248,6 +258,10 @@ class _ArbBackend:
     @classmethod
     def neglog(cls, u):
         return cls._log(u)
+
+    @classmethod
+    def nlog(cls, x):
+        return cls._log(x)
 
     @classmethod
     def gaussian_pairs(cls, A, B):

@@ -91,7 +91,41 @@ def _knorm_linf(m, scale):
             return _times_centred_float(r, U[:, m + 1 :]), None
         return r * bk.centred(U[:, m + 1 :]), None
 
+    def cells(k, S, inv_g, frac):
+        return _linf_cells(k, m, scale, inv_g, frac)
+
+    prog.cells = cells
     return prog, 2 * m + 1, m
+
+
+def _linf_cells(k, m, scale, inv_g, frac):
+    """Fused float64 cells of ``frac + r (2W - 1) / g`` (the linf program, fewer passes).
+
+    With ``f = scale / g`` (exact: a power-of-two scaling) and the ball ``r`` of the Gamma sum,
+    the row factor ``rc = fl(r.m f)`` is within ``r.r f + rc 2^-53`` of the real ``r scale / g``;
+    ``c = (2k + 1) 2^-53 - 1`` is exact, ``|c| < 1`` and within ``2^-53`` of ``2W - 1``. So
+    ``x = fl(fl(rc c) + frac)`` is within ``r.r f + rc 2^-51 + 2^-52`` of the real value: one
+    radius per row, below ``R = (r.r f + (rc + 1) 2^-50) _FUSED_SLACK + TINY``. A cell is certain
+    when ``|x - round(x)| < 1/2 - R`` (exact subtraction for ``|x| < 2^51``, ensured by
+    ``rc < 2^50``).
+    """
+    r = _FloatBackend.gamma_sum(k[:, : m + 1])
+    f = scale * inv_g
+    rc = r.m * f
+    R = r.r * f
+    R += (rc + 1.0) * _OP
+    R *= _FUSED_SLACK
+    R += _TINY
+    lim = 0.5 - R
+    lim = np.where(rc < 2.0**50, lim, -1.0)  # NaN/inf/huge rows: undecided
+    x = k[:, m + 1 :] * 2.0**-52
+    x += 2.0**-53 - 1.0  # exact: c
+    x *= rc
+    x += frac
+    n = np.round(x)
+    x -= n
+    np.abs(x, out=x)
+    return n, x < lim
 
 
 def _times_centred_float(r, k):
@@ -146,12 +180,113 @@ def _knorm_l2(m, scale):
 
 
 def _gaussian(sigma):
-    """Two N(0, sigma^2) coordinates per row (Box--Muller)."""
+    """Two N(0, sigma^2) coordinates per row: Marsaglia's polar method (no trigonometry).
+
+    u, v uniform on (-1, 1); accept iff ``s = u^2 + v^2 < 1`` (the accept margin ``1 - s``);
+    then ``(u, v) sqrt(-2 log s / s)`` are two independent N(0, 1) (Marsaglia & Bray 1964),
+    exactly, for the ideal real uniforms. ``s = 0`` has probability 0; a ball that contains
+    it is undecided (the slow path refines it away).
+    """
 
     def prog(bk, U, S):
-        return _gaussian_pairs(bk, U[:, :1], U[:, 1:]) * sigma, None
+        u, v = bk.centred(U[:, :1]), bk.centred(U[:, 1:])
+        s = u * u + v * v
+        h = bk.sqrt(bk.nlog(s) * 2.0 / s)
+        return bk.concat([u * h, v * h], axis=1) * sigma, 1.0 - s
 
+    def cells(k, S, inv_g, frac):
+        return _polar_cells(k, sigma, inv_g, frac)
+
+    prog.cells = cells
+    prog.propose = lambda k, inv_g: _polar_propose(k, sigma, inv_g)
+    prog.finish = _polar_finish
+    prog.oversample = 4.0 / math.pi  # 1 / P(accept)
     return prog, 2, 2
+
+
+#: Relative slack on every fused radius (covers the roundings made computing the radius).
+_FUSED_SLACK = 1.0 + 2.0**-20
+
+
+_RHO = 2.0**-49  # >= the error of fl(cu^2 + cv^2): (|cu| + |cv|) 2^-52 + s 2^-51 + 2^-105
+_S_MIN = 2.0**-39  # a smaller s is left undecided (probability ~ 2^-40 per proposal)
+
+
+def _polar_propose(k, sigma, inv_g):
+    """Accept/reject masks and per-row data ``(cu, cv, hc, lim)`` of the polar method.
+
+    Derivation (every quantity is a float64 array over proposals):
+
+    * ``cu = (2k + 1) 2^-53 - 1`` is exact and within ``2^-53`` of the real ``u`` (same for
+      v), so ``s_m = fl(cu^2 + cv^2)`` is within ``(|cu| + |cv|) 2^-52 + s_m 2^-51 + 2^-105 <=
+      rho = 2^-49`` of the real s. Accept for sure iff ``S_MIN < s_m < 1 - rho``, reject for
+      sure iff ``s_m >= 1 + rho``, otherwise undecided (the exact in-order path).
+    * For an accepted proposal, ``rho <= s_m 2^-10``, so every real s' within rho of s_m has
+      ``s' >= s_m (1 - 2^-10)`` and ``L(s') <= L + 2^-9`` (``L = -log s_m``). ``Q(s) = -2 log
+      s / s`` has ``|Q'(s')| = 2 (1 + L(s')) / s'^2 <= 2.01 (1.002 + L) / s_m^2``, and the
+      computed ``Q_m = fl(fl(2 L_m) / s_m)`` errs by at most ``Q 2^-43.9`` (libm ``log`` within
+      ``2^-44`` relative, two roundings). So ``|Q(s) - Q_m| <= rQ = 2.01 rho (1.002 + L) /
+      s_m^2 + Q_m 2^-43.9``.
+    * ``h = sqrt(Q)``: ``|sqrt(Q) - h_m| <= rQ / h_m + h_m 2^-52`` (``|sqrt a - sqrt b| <=
+      |a - b| / sqrt b`` and one rounding of the square root).
+    * With ``f = sigma / g`` (exact scaling), ``hc = fl(h_m f)`` and ``x = fl(fl(hc cu) +
+      frac)``: ``|x - (frac + u h sigma / g)| <= rh f + (2 h_m f + 1) 2^-51`` (the width
+      ``2^-53`` of u times ``h f``, and three roundings), below ``R = (rh + h_m 2^-49)
+      f _FUSED_SLACK + 2^-49``. ``hc < 2^48`` (``h <= 2^22.4`` for ``s > S_MIN`` and
+      ``f < 2^25``), so ``x - round(x)`` is exact and a cell is certain iff
+      ``|x - round(x)| < 1/2 - R``. ``_FUSED_SLACK`` also covers the roundings made while
+      computing the radii.
+    """
+    cu = k[:, 0] * 2.0**-52
+    cu += 2.0**-53 - 1.0
+    cv = k[:, 1] * 2.0**-52
+    cv += 2.0**-53 - 1.0
+    s = cu * cu
+    s += cv * cv
+    acc = (s > _S_MIN) & (s < 1.0 - _RHO)
+    rej = s >= 1.0 + _RHO
+    L = np.log(s)
+    np.negative(L, out=L)
+    Q = L * 2.0
+    Q /= s
+    rQ = L + 1.002
+    rQ /= s
+    rQ /= s
+    rQ *= 2.01 * _RHO
+    rQ += Q * 2.0**-43.9
+    h = np.sqrt(Q)
+    rQ /= h
+    rQ += h * 2.0**-49  # rh + h 2^-49 (rh's own rounding term 2^-52 is inside)
+    f = sigma * inv_g
+    rQ *= f * _FUSED_SLACK
+    np.subtract(0.5 - 2.0**-49, rQ, out=rQ)  # lim = 1/2 - R
+    h *= f  # hc
+    return acc, rej, (cu, cv, h, rQ)
+
+
+def _polar_finish(rows, frac):
+    """Cells ``round(frac + (cu, cv) hc)`` and whether each is certain, for selected rows."""
+    cu, cv, hc, lim = rows
+    x = np.empty((cu.shape[0], 2))
+    np.multiply(cu, hc, out=x[:, 0])
+    np.multiply(cv, hc, out=x[:, 1])
+    x += frac
+    n = np.round(x)
+    x -= n
+    np.abs(x, out=x)
+    return n, x < lim[:, None]
+
+
+def _polar_cells(k, sigma, inv_g, frac):
+    """Fused float64 cells of the polar method (derivation: ``_polar_propose``).
+
+    Returns ``(n, certain, sign)`` for every proposal (sign +1 accept, -1 reject, 0 undecided;
+    the cells of rejected or undecided rows are not certain).
+    """
+    acc, rej, rows = _polar_propose(k, sigma, inv_g)
+    n, certain = _polar_finish(rows, frac)
+    sign = acc.astype(np.int8) - rej.astype(np.int8)
+    return n, certain & acc[:, None], sign
 
 
 # proposal switch: Laplace(rate b) accepts Z b / 2, N(0, 1) accepts Z / sqrt(2 pi) (Z the
@@ -271,6 +406,75 @@ def _release(sampler, values, e, rng):
     )
 
 
+def _release_rejection(prog, q, values, vint, vfrac, e, rng):
+    """Rows of a rejection sampler with a fused float64 accept test and cell routine.
+
+    Proposals are drawn in a batch of about ``todo / P(accept)`` rows and examined *in order*:
+    the i-th accepted proposal serves the i-th pending value (accepted proposals are iid from
+    the target law, whatever their positions). Undecided accept tests (astronomically rare)
+    switch to an in-order loop that decides each in arb; undecided cells go to ``_slow_row``.
+    """
+    g = 2.0**e
+    out = np.empty_like(values)
+    todo = np.arange(values.shape[0])
+    while todo.size:
+        # enough proposals for all pending rows with high probability (mean + 4 sd + 8)
+        size = int(todo.size * prog.oversample + 4.0 * math.sqrt(todo.size) + 8)
+        words = random_words(rng, (size, q))
+        k = (words >> np.uint64(11)).astype(np.float64)
+        with np.errstate(all="ignore"):
+            acc, rej, rows = prog.propose(k, 1.0 / g)
+        if not np.all(acc | rej):  # an undecided test (astronomically rare)
+            sign = acc.astype(np.int8) - rej.astype(np.int8)
+            todo = _rejection_in_order(
+                prog, q, words, k, sign, values, vint, vfrac, todo, e, rng, out
+            )
+            continue
+        idx = np.flatnonzero(acc)[: todo.size]
+        # the first pass serves rows 0, 1, ... in order: slices instead of gathers
+        first = todo[0] == 0 and todo[-1] == todo.size - 1
+        tgt = slice(0, idx.size) if first else todo[: idx.size]
+        with np.errstate(all="ignore"):
+            cells, certain = prog.finish(tuple(a[idx] for a in rows), vfrac[tgt])
+        out[tgt] = (vint[tgt] + cells) * g
+        tgt = todo[: idx.size]
+        failed = []
+        unsure = [] if certain.all() else np.unique(np.nonzero(~certain)[0])
+        for j in unsure:
+            got = _slow_row(prog, q, words[idx[j]], values[tgt[j]], e, rng, True)
+            if got is None:  # cannot happen for a sure accept; redraw to stay exact anyway
+                failed.append(tgt[j])
+            else:
+                out[tgt[j]] = np.array([float(c) for c in got]) * g
+        todo = np.concatenate([todo[idx.size :], np.asarray(failed, dtype=todo.dtype)])
+    return out
+
+
+def _rejection_in_order(prog, q, words, k, sign, values, vint, vfrac, todo, e, rng, out):
+    """The in-order loop of ``_release_rejection`` for a batch with an undecided test."""
+    g = 2.0**e
+    t = 0
+    for i in range(words.shape[0]):
+        if t == todo.size:
+            break
+        if sign[i] < 0:
+            continue
+        row = todo[t]
+        got = None
+        if sign[i] > 0:
+            with np.errstate(all="ignore"):
+                cells, certain = prog.cells(k[i : i + 1], None, 1.0 / g, vfrac[row : row + 1])[:2]
+            if certain.all():
+                got = [int(c) for c in (vint[row] + cells[0])]
+        if got is None:
+            got = _slow_row(prog, q, words[i], values[row], e, rng, True)
+            if got is None:
+                continue
+        out[row] = np.array([float(c) for c in got]) * g
+        t += 1
+    return todo[t:]
+
+
 def _release_chunk(sampler, values, e, rng):
     prog, q, m = sampler
     n_rows = values.shape[0]
@@ -289,6 +493,8 @@ def _release_chunk(sampler, values, e, rng):
         vg = np.where(exact, vg, 0.0)
     vint = np.floor(vg)
     vfrac = vg - vint  # exact
+    if all_exact and getattr(prog, "propose", None) is not None:
+        return _release_rejection(prog, q, values, vint, vfrac, e, rng)
     out = np.empty_like(values)
     pending = np.arange(n_rows)
     first = True
@@ -301,16 +507,28 @@ def _release_chunk(sampler, values, e, rng):
             if getattr(prog, "signs", False)
             else None
         )
+        frac = vfrac if first else vfrac[pending]
         with np.errstate(all="ignore"):  # inf/NaN balls are simply undecided
-            Y, accept = prog(_FloatBackend, k, S)
-            cells, certain = _fast_cells(Y, 1.0 / g, vfrac if first else vfrac[pending])
-        if first and accept is None and all_exact and certain.all():
-            return (vint + cells) * g  # the common case: every cell certain in one pass
+            fused = getattr(prog, "cells", None)
+            if fused is not None:  # a fused float64 routine: (cells, certain[, accept sign])
+                got = fused(k, S, 1.0 / g, frac)
+                cells, certain = got[0], got[1]
+                sign = got[2] if len(got) > 2 else None
+            else:
+                Y, accept = prog(_FloatBackend, k, S)
+                cells, certain = _fast_cells(Y, 1.0 / g, frac)
+                sign = None if accept is None else _fast_sign(accept)[:, 0]
+        if first and sign is None and all_exact:
+            out = (vint + cells) * g  # the common case: every cell certain in one pass
+            if not certain.all():  # rare: refine only the rows with an undecided cell
+                for i in np.unique(np.nonzero(~certain)[0]):
+                    got = _slow_row(prog, q, words[i], values[i], e, rng, False)
+                    out[i] = np.array([float(c) for c in got]) * g
+            return out
         first = False
         row_ok = certain.all(axis=1) & exact[pending].all(axis=1)
         retry = np.zeros(pending.size, dtype=bool)
-        if accept is not None:
-            sign = _fast_sign(accept)[:, 0]
+        if sign is not None:
             retry = sign < 0
             row_ok &= sign > 0
         done = row_ok
@@ -318,7 +536,7 @@ def _release_chunk(sampler, values, e, rng):
         out[rows] = (vint[rows] + cells[done]) * g
         for i in np.flatnonzero(~done & ~retry):
             row = pending[i]
-            got = _slow_row(prog, q, words[i], values[row], e, rng, accept is not None)
+            got = _slow_row(prog, q, words[i], values[row], e, rng, sign is not None)
             if got is None:
                 retry[i] = True
             else:

@@ -448,3 +448,91 @@ def test_inflate_sensitivity_is_a_valid_bound():
             d /= ball.norm(d)  # ||d||_K = 1 = Delta
             w = rng.uniform(-2e-3, 2e-3, 4)
             assert ball.norm(d + w) <= new + 1e-12
+
+
+# ---------------------------------------------------------------------------------------------
+# the fused float64 cell routines (Gaussian polar method, linf)
+# ---------------------------------------------------------------------------------------------
+def _fused_cases(bits=40):
+    """name -> (sampler, fused(k) -> (cells, certain), frac) on the grid ``2^-bits``: fine
+    enough that the radii are a sizeable part of a cell."""
+    inv_g, frac = 2.0**bits, 0.3
+    gau = ex._gaussian(1.0)
+    lin = ex._knorm_linf(3, 0.7)
+    return {
+        "gaussian_polar": (gau, lambda k: ex._polar_cells(k, 1.0, inv_g, frac)[:2], frac),
+        "linf": (lin, lambda k: ex._linf_cells(k, 3, 0.7, inv_g, frac), frac),
+    }
+
+
+def _check_fused(name, n_rows=400, bits=40):
+    """Every cell the fused routine calls certain is the cell of the exact value (arb, 300
+    bits) at a random point inside the uniforms' intervals. Returns (checked, certain)."""
+    (prog, q, m), fused, frac = _fused_cases(bits)[name]
+    rng = np.random.default_rng(71)
+    words = _adversarial_words(rng, n_rows, q)
+    k = (words >> np.uint64(11)).astype(np.float64)
+    S = 1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)
+    with np.errstate(all="ignore"):
+        cells, certain = fused(k)
+    checked = 0
+    old = ctx.prec
+    ctx.prec = 300
+    try:
+        for i in range(n_rows):
+            if not certain[i].any():
+                continue
+            ext = [int(w) >> 11 for w in words[i]]
+            extra = random_words(rng, q)
+            pts = [arb(kk * 2**64 + int(x)) / arb(2) ** 117 for kk, x in zip(ext, extra)]
+            Ye, acc = prog(ex._ArbBackend, np.array([pts], dtype=object), S[i : i + 1])
+            if acc is not None:
+                assert acc[0, 0] > 0, (name, i)  # a certain cell implies a sure accept
+            for j in range(m):
+                if certain[i, j]:
+                    exact = (Ye[0, j] * arb(2) ** bits + frac + 0.5).floor().unique_fmpz()
+                    assert exact is not None and int(exact) == int(cells[i, j]), (name, i, j)
+                    checked += 1
+    finally:
+        ctx.prec = old
+    return checked, int(certain.sum())
+
+
+@pytest.mark.parametrize("name", sorted(_fused_cases()))
+def test_fused_cells_agree_with_exact_arithmetic(name):
+    checked, _ = _check_fused(name)
+    assert checked > 150
+
+
+@pytest.mark.parametrize("name", sorted(_fused_cases()))
+def test_fused_check_fails_with_too_small_radii(name, monkeypatch):
+    """Control: with the radii shrunk 2^-20-fold (below the float64 rounding errors) on a grid
+    2^-50 fine, wrong 'certain' cells appear."""
+    monkeypatch.setattr(ex, "_FUSED_SLACK", 2.0**-20)
+    with pytest.raises(AssertionError):
+        _check_fused(name, n_rows=400, bits=50)
+
+
+def test_polar_gaussian_law_and_rejection_paths(monkeypatch):
+    """KS against N(0, sigma^2) on a value with a fractional part; and the in-order path
+    (taken when an accept test is undecided) gives the same law."""
+    rng = np.random.default_rng(81)
+    z = ex.release_gaussian(np.full(20_000, 0.375), 1.7, rng) - 0.375
+    assert stats.kstest(z, stats.norm(scale=1.7).cdf).pvalue > 1e-3
+    real = ex._gaussian
+
+    def with_undecided(sigma):  # the first proposal of every batch is undecided
+        prog, q, m = real(sigma)
+        propose = prog.propose
+
+        def forced(k, inv_g):
+            acc, rej, rows = propose(k, inv_g)
+            acc[0] = rej[0] = False
+            return acc, rej, rows
+
+        prog.propose = forced
+        return prog, q, m
+
+    monkeypatch.setattr(ex, "_gaussian", with_undecided)
+    z = ex.release_gaussian(np.full(3000, -0.25), 1.0, rng) + 0.25
+    assert stats.kstest(z, stats.norm().cdf).pvalue > 1e-3
