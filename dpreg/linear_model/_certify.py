@@ -123,14 +123,15 @@ def perturbation_grid(dim, sensitivity, epsilon):
     ``||s(b_grid)||_2 <= tol`` has ``||s(b_ideal)||_2 <= tol + shift / n`` and lies within
     ``(tol + shift / n) / mu`` of the exact minimiser for the ideal b; :func:`amp_plan`
     calibrates W to that distance. The grid is finer than the release grid (b is never
-    released): ``bits = 44 - ceil(log2(dim + 1))`` (at least ``GRID_BITS``) keeps the shift
+    released): ``bits = 43 - ceil(log2(dim + 1))`` (at least ``GRID_BITS``) keeps the shift
     far below ``tol`` while ``N = b_grid / g`` stays below ``2**53`` (so ``b_grid`` is an
-    exact float) unless a coordinate of b exceeds ``512 (dim + 1)`` noise scales, an event of
-    probability below ``exp(-1000)`` (``docs/floating_point.md``, section 5).
+    exact float; ``g > scale 2**-(bits + 1)``) unless a coordinate of b exceeds
+    ``2**(52 - bits) >= 512 (dim + 1)`` noise scales, an event of probability below
+    ``exp(-1000)`` for ``dim < 2**19`` (``docs/floating_point.md``, section 5a).
     """
     dim = int(dim)
     scale = float(np.nextafter(sensitivity / epsilon, np.inf))  # as release_knorm rounds it
-    bits = max(GRID_BITS, 44 - math.ceil(math.log2(dim + 1)))
+    bits = max(GRID_BITS, 43 - math.ceil(math.log2(dim + 1)))
     step = 2.0 ** grid_exponent(scale, bits)
     shift = math.sqrt(dim) * step / 2.0 * (1.0 + 1e-12)  # rounded up generously
     return PerturbationGrid(bits, step, shift)
