@@ -401,9 +401,10 @@ def _release(sampler, values, e, rng):
     step = max(1, _CHUNK_WORDS // sampler[1])
     if values.shape[0] <= step:
         return _release_chunk(sampler, values, e, rng)
-    return np.concatenate(
-        [_release_chunk(sampler, values[i : i + step], e, rng) for i in range(0, len(values), step)]
-    )
+    out = np.empty_like(values)
+    for i in range(0, len(values), step):
+        out[i : i + step] = _release_chunk(sampler, values[i : i + step], e, rng)
+    return out
 
 
 def _release_rejection(prog, q, values, vint, vfrac, e, rng):
@@ -483,12 +484,17 @@ def _release_chunk(sampler, values, e, rng):
     # that x = frac + Y / g stays small and its cell is resolvable in float64
     with np.errstate(all="ignore"):
         vg = values * 2.0**-e  # a power of two (e >= -1022): exact unless it over/underflows
-        # vg * g == values (so vg is finite) and, when scaling down (e > 0), vg normal or 0
-        # => vg = values / g exactly; scaling up (e <= 0) never rounds short of overflow
-        exact = vg * g == values
-        if e > 0:
-            exact &= (vg == 0) | (np.abs(vg) >= 2.0**-1021)
-    all_exact = bool(exact.all())
+        # scaling up (e <= 0) never rounds short of overflow, and the values are finite: one
+        # bound on max |value| decides every element (the common case, in one reduction)
+        all_exact = e <= 0 and bool(np.max(np.abs(values), initial=0.0) < 2.0 ** (1023 + e))
+        exact = None  # None: every element is exact
+        if not all_exact:
+            # vg * g == values (so vg is finite) and, when scaling down (e > 0), vg normal or
+            # 0 => vg = values / g exactly
+            exact = vg * g == values
+            if e > 0:
+                exact &= (vg == 0) | (np.abs(vg) >= 2.0**-1021)
+            all_exact = bool(exact.all())
     if not all_exact:  # rows with such values go to the exact (arb) path
         vg = np.where(exact, vg, 0.0)
     vint = np.floor(vg)
@@ -526,7 +532,9 @@ def _release_chunk(sampler, values, e, rng):
                     out[i] = np.array([float(c) for c in got]) * g
             return out
         first = False
-        row_ok = certain.all(axis=1) & exact[pending].all(axis=1)
+        row_ok = certain.all(axis=1)
+        if exact is not None:
+            row_ok &= exact[pending].all(axis=1)
         retry = np.zeros(pending.size, dtype=bool)
         if sign is not None:
             retry = sign < 0
