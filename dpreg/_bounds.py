@@ -238,6 +238,79 @@ def check_share(share, name="bounds_share"):
     return float(share)
 
 
+def check_bounds_param(bounds, size, name):
+    """Check an estimator's bounds parameter with no data: a pair, None or ``"private"``.
+
+    Called in ``fit`` before anything is spent, so that a bad value is a ``ValueError`` that
+    costs nothing. Returns True when the parameter asks for private bounds.
+    """
+    if isinstance(bounds, str):
+        if bounds != PRIVATE:
+            raise ValueError(f"{name} must be (lower, upper), None or 'private', got {bounds!r}.")
+        return True
+    if bounds is not None:
+        check_bounds(bounds, size, name=name)
+    return False
+
+
+def fit_bounds(columns, params, epsilon, share, rng, names):
+    """Resolve the bounds of one fit: the single code path of ``bounds_X/bounds_y="private"``.
+
+    ``params[i]`` is the bounds parameter (pair, None or ``"private"``, already checked by
+    :func:`check_bounds_param`) of the data ``columns[i]`` (a 2-D float array, validated: finite).
+    The estimator has reserved its *whole* ``epsilon`` in its accountant before the call (one
+    ledger entry for the fit). If any parameter is ``"private"``, the columns of all private
+    parameters are stacked and released together by ONE call of :func:`private_bounds_unchecked`
+    with ``share * epsilon`` (each of the ``2 m`` quantiles of the ``m`` stacked columns gets
+    ``share * epsilon / (2 m)``; basic composition), and the fit gets the rest: the bounds and
+    the fit compose sequentially to ``epsilon``. A released interval of zero width (a column
+    whose two quantiles coincide, e.g. a binary feature) is widened to a half-width of
+    ``max(1e-3, 1e-3 |value|)`` around its value: post-processing, so that every later step
+    sees a non-degenerate box and nothing can raise after the budget is spent (a binary
+    feature then still separates its two values after clipping).
+
+    Pairs are returned as validated arrays; None stays None (the estimator then reads the
+    bounds from the data with its ``PrivacyLeakWarning``, as before).
+
+    Returns
+    -------
+    resolved : list of ``(lower, upper)`` pairs of arrays, or None entries
+    epsilon_left : float
+        What the fit may spend: ``(1 - share) * epsilon`` if any bounds were private, else
+        ``epsilon``.
+    """
+    resolved, private = [], []
+    for cols, bounds, name in zip(columns, params, names):
+        shape = np.shape(cols)
+        size = shape[1] if len(shape) == 2 else 1
+        if isinstance(bounds, str):
+            private.append((len(resolved), np.asarray(cols, dtype=float).reshape(shape[0], -1)))
+            resolved.append(None)
+        elif bounds is None:
+            resolved.append(None)
+        else:
+            resolved.append(check_bounds(bounds, size, name=name))
+    if not private:
+        return resolved, float(epsilon)
+    eps_b = float(share) * float(epsilon)
+    eps_left = float(epsilon) - eps_b
+    if eps_b + eps_left > float(epsilon):  # round-off must not make the parts exceed the total
+        eps_left = float(np.nextafter(eps_left, 0.0))
+    stacked = np.hstack([cols for _, cols in private])
+    lower, upper = private_bounds_unchecked(
+        stacked, eps_b, DEFAULT_LEVELS, DEFAULT_CANDIDATE_RANGE, 1.0, DEFAULT_WIDEN, rng
+    )
+    pad = np.maximum(1e-3, 1e-3 * np.abs(lower))
+    flat = ~(upper > lower)
+    lower, upper = np.where(flat, lower - pad, lower), np.where(flat, upper + pad, upper)
+    start = 0
+    for index, cols in private:
+        stop = start + cols.shape[1]
+        resolved[index] = (lower[start:stop], upper[start:stop])
+        start = stop
+    return resolved, eps_left
+
+
 def resolve_bounds(
     bounds,
     X,

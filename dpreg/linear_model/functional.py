@@ -57,6 +57,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._bounds import check_bounds_param, check_share, fit_bounds
 from .._validation import (
     check_bounds,
     check_delta,
@@ -533,10 +534,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         sensitivities of the stacked statistic.
     delta : float, default=0.0
         Total delta; ``delta > 0`` allows the Gaussian and flipped Huber mechanisms.
-    bounds_X : tuple (lower, upper) or None, default=None
-        Per-feature (or scalar) bounds. Data outside are clipped. None reads them from the data
-        with a :class:`~dpreg.exceptions.PrivacyLeakWarning`.
-    bounds_y : tuple (lower, upper) or None, default=None
+    bounds_X : tuple (lower, upper), "private" or None, default=None
+        Per-feature (or scalar) bounds. Data outside are clipped. ``"private"`` releases them
+        from the data with ``bounds_share`` of ``epsilon`` (see ``docs/private_workflow.md``).
+        None reads them from the data with a :class:`~dpreg.exceptions.PrivacyLeakWarning`.
+    bounds_y : tuple (lower, upper), "private" or None, default=None
         Bounds of the target; same conventions (scalars, or vectors with one entry per output
         for a 2-D ``y``).
     fit_intercept : bool, default=True
@@ -569,6 +571,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         1), which lets :meth:`conf_int` estimate the residual variance; the statistics get
         the rest (basic composition, same total). 0 releases nothing extra and the intervals
         use the worst-case residual variance (valid, conservative). See ``docs/inference.md``.
+    bounds_share : float in (0, 1), default=0.2
+        Share of ``epsilon`` spent on the bounds that are ``"private"`` (all of them in one
+        release, :func:`dpreg._bounds.fit_bounds`); the statistics get the rest, so the fit
+        still costs ``epsilon`` in total, reserved once before the data are read. Unused when
+        no bounds are ``"private"``.
 
     Attributes
     ----------
@@ -633,6 +640,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         ridge_factor=3.0,
         chunk_size=65536,
         inference_share=0.0,
+        bounds_share=0.2,
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -649,6 +657,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         self.ridge_factor = ridge_factor
         self.chunk_size = chunk_size
         self.inference_share = inference_share
+        self.bounds_share = bounds_share
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -679,6 +688,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         sh = self.inference_share
         if isinstance(sh, bool) or not isinstance(sh, numbers.Real) or not 0 <= sh < 1:
             raise ValueError(f"inference_share must be a number in [0, 1), got {sh!r}.")
+        check_share(self.bounds_share)
         return eps, delta, acc
 
     def fit(self, X, y):
@@ -710,16 +720,20 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             )
         k = 1 if np.ndim(yv) == 1 else int(yv.shape[1])
         # bounds shapes depend only on (p, k): checked before the data pass
-        for bounds, size, name in (
-            (self.bounds_X, self.n_features_in_, "bounds_X"),
-            (self.bounds_y, k, "bounds_y"),
-        ):
-            if bounds is not None:
-                check_bounds(bounds, size, name=name)
+        private = [
+            check_bounds_param(bounds, size, name)
+            for bounds, size, name in (
+                (self.bounds_X, self.n_features_in_, "bounds_X"),
+                (self.bounds_y, k, "bounds_y"),
+            )
+        ]
+        if any(private) and (_is_dask(Xv) or _is_dask(yv)):
+            raise ValueError("'private' bounds need numpy input (not dask arrays).")
+        eps_fit = eps * (1.0 - float(self.bounds_share)) if any(private) else eps
         # the plan is validated before the data pass so that bad options fail fast
         make_plan(
             Layout(self.n_features_in_, bool(self.fit_intercept), k),
-            eps,
+            eps_fit,
             delta,
             self.norm,
             self.mechanism,
@@ -727,12 +741,23 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             self.split,
         )
         acc.spend(eps, delta)  # atomic reserve, after validation and before the data are read
+        rng = check_random_state(self.random_state)  # one stream for the bounds and the fit
+        (bounds_X, bounds_y), eps_fit = fit_bounds(
+            [Xv, yv],
+            [self.bounds_X, self.bounds_y],
+            eps,
+            self.bounds_share,
+            rng,
+            ("bounds_X", "bounds_y"),
+        )
+        self.bounds_X_, self.bounds_y_ = bounds_X, bounds_y
         stats = sufficient_statistics(
-            Xv, yv, self.bounds_X, self.bounds_y, bool(self.fit_intercept), self.chunk_size
+            Xv, yv, bounds_X, bounds_y, bool(self.fit_intercept), self.chunk_size
         )
         # sklearn's convention: the coefficients take X's floating dtype (float32 stays float32)
         dtype = np.float32 if getattr(Xv, "dtype", None) == np.float32 else np.float64
-        return self._fit_statistics(stats, eps, delta, acc, dtype, one_d=np.ndim(yv) == 1)
+        one_d = np.ndim(yv) == 1
+        return self._fit_statistics(stats, eps_fit, delta, acc, dtype, one_d, rng)
 
     def fit_statistics(self, stats):
         """Fit from precomputed :class:`SufficientStatistics` (spends the budget like ``fit``).
@@ -752,12 +777,12 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             del self.feature_names_in_  # the statistics carry no column names
         return self._fit_statistics(stats, eps, delta, acc, np.float64, stats.n_outputs == 1)
 
-    def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d):
+    def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None):
         layout = stats.layout
         eps_y = eps * float(self.inference_share)  # basic composition: eps_T + eps_y = eps
         eps_T = eps - eps_y
         plan = make_plan(layout, eps_T, delta, self.norm, self.mechanism, self.release, self.split)
-        rng = check_random_state(self.random_state)
+        rng = check_random_state(self.random_state) if rng is None else rng
         T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps_T, delta, rng, n=stats.n)
         gram, xty = layout.unpack(T_noisy, stats.n)
         lam = float(self.ridge_factor) * math.sqrt(layout.p + 1.0) * plan.gram_std
