@@ -57,7 +57,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._bounds import check_bounds_param, check_share, fit_bounds
+from .._bounds import (
+    DEFAULT_BOUNDS_SHARE,
+    bounds_epsilon,
+    check_bounds_param,
+    check_fit_share,
+    fit_bounds,
+)
 from .._validation import (
     check_bounds,
     check_delta,
@@ -571,11 +577,13 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         1), which lets :meth:`conf_int` estimate the residual variance; the statistics get
         the rest (basic composition, same total). 0 releases nothing extra and the intervals
         use the worst-case residual variance (valid, conservative). See ``docs/inference.md``.
-    bounds_share : float in (0, 1), default=0.2
+    bounds_share : "auto" or float in (0, 1), default="auto"
         Share of ``epsilon`` spent on the bounds that are ``"private"`` (all of them in one
         release, :func:`dpreg._bounds.fit_bounds`); the statistics get the rest, so the fit
         still costs ``epsilon`` in total, reserved once before the data are read. Unused when
         no bounds are ``"private"``.
+        ``"auto"`` grows with the number of private columns and falls with n (between 0.05 and
+        0.5; :func:`dpreg._bounds.bounds_epsilon`).
 
     Attributes
     ----------
@@ -640,7 +648,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         ridge_factor=3.0,
         chunk_size=65536,
         inference_share=0.0,
-        bounds_share=0.2,
+        bounds_share=DEFAULT_BOUNDS_SHARE,
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -688,7 +696,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         sh = self.inference_share
         if isinstance(sh, bool) or not isinstance(sh, numbers.Real) or not 0 <= sh < 1:
             raise ValueError(f"inference_share must be a number in [0, 1), got {sh!r}.")
-        check_share(self.bounds_share)
+        check_fit_share(self.bounds_share)
         return eps, delta, acc
 
     def fit(self, X, y):
@@ -729,7 +737,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         ]
         if any(private) and (_is_dask(Xv) or _is_dask(yv)):
             raise ValueError("'private' bounds need numpy input (not dask arrays).")
-        eps_fit = eps * (1.0 - float(self.bounds_share)) if any(private) else eps
+        n_private = self.n_features_in_ * private[0] + k * private[1]
+        n_rows = int(Xv.shape[0])
+        eps_fit = (
+            eps - bounds_epsilon(self.bounds_share, eps, n_rows, n_private) if any(private) else eps
+        )
         # the plan is validated before the data pass so that bad options fail fast
         make_plan(
             Layout(self.n_features_in_, bool(self.fit_intercept), k),

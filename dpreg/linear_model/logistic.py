@@ -105,7 +105,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._bounds import check_bounds_param, check_share, fit_bounds
+from .._bounds import (
+    AUTO_MAX_SHARE,
+    DEFAULT_BOUNDS_SHARE,
+    check_bounds_param,
+    check_fit_share,
+    fit_bounds,
+)
 from .._validation import (
     check_bounds,
     check_epsilon,
@@ -223,10 +229,12 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         Seed of the noise V.
     accountant : BudgetAccountant or None, default=None
         Checked for ``epsilon`` before the data are touched and charged after a successful fit.
-    bounds_share : float in (0, 1), default=0.2
+    bounds_share : "auto" or float in (0, 1), default="auto"
         Share of ``epsilon`` spent on ``bounds_X="private"``
         (:func:`dpreg._bounds.fit_bounds`); the model gets the rest, so the fit still costs
         ``epsilon``, reserved once. Unused with public bounds.
+        ``"auto"`` grows with the number of private columns and falls with n (between 0.05 and
+        0.5; :func:`dpreg._bounds.bounds_epsilon`).
 
     Attributes
     ----------
@@ -298,7 +306,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         random_state=None,
         accountant=None,
         bounds="deprecated",
-        bounds_share=0.2,
+        bounds_share=DEFAULT_BOUNDS_SHARE,
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -385,7 +393,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 "multi_class='ovr'."
             )
         bounds_X = self._bounds_X()
-        share_b = check_share(self.bounds_share)
+        share_b = check_fit_share(self.bounds_share)
+        share_b = AUTO_MAX_SHARE if isinstance(share_b, str) else share_b  # the largest "auto"
         private = check_bounds_param(bounds_X, 1, "bounds_X") if isinstance(bounds_X, str) else 0
         # Public: the smallest budget that reaches a noise scale or gamma (both ~ 1/budget).
         per_problem = epsilon * (1.0 - share_b) if private else epsilon
