@@ -604,6 +604,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     sensitivity_ : dict
         ``{"linf": ..., "l1": ..., "l2": ...}`` sensitivities of T (and ``{r: ...}`` for an
         lr ``norm``).
+    bounds_X_, bounds_y_ : tuple of ndarray or None
+        The ``(lower, upper)`` bounds used by ``fit`` (the released ones for ``"private"``);
+        None when they were read from the data (``bounds_X=None``/``bounds_y=None``).
     noisy_statistics_ : NoisyStatistics
         The released noisy statistics and the public noise law (used by :meth:`conf_int`,
         :meth:`bse`, :meth:`summary`; post-processing, no extra budget).
