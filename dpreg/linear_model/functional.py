@@ -84,6 +84,8 @@ from ._functional_sensitivity import (
 from ._inference import NoisyStatistics, release_yty
 
 NORMS = ("l1", "l2", "linf", "hull", "auto")
+#: share of a weighted fit's epsilon that releases the sum of the weights (with an intercept)
+COUNT_SHARE = 0.05
 MECHANISMS = ("auto", "knorm", "gaussian", "huber")
 RELEASES = ("auto", "joint", "blocks")
 POSTPROCESS = ("none", "psd", "ridge")
@@ -117,6 +119,7 @@ class SufficientStatistics:
     y_scale: float
     yty: float | None = None  # w^T w, released only for inference (``inference_share > 0``)
     n_outputs: int = 1
+    weighted: bool = False  # rows carry sample weights in [0, 1]: gram[0, 0] is their sum
 
     @property
     def layout(self):
@@ -146,14 +149,17 @@ def _inverse(scale):
     return np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > np.finfo(float).tiny)
 
 
-def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True, chunk_size=65536):
+def sufficient_statistics(
+    X, y, bounds_X=None, bounds_y=None, fit_intercept=True, chunk_size=65536, sample_weight=None
+):
     """Clip, scale and reduce ``(X, y)`` to :class:`SufficientStatistics` in one pass.
 
     ``X`` is a 2-D numpy array (or a dask array); ``y`` 1-D, or 2-D ``(n, k)`` for k outputs
     (numpy only). ``bounds_y`` then holds scalars or per-output vectors. Rows are processed
     in chunks of ``chunk_size`` with one BLAS ``syrk`` per chunk, so the extra memory is
     ``O(chunk_size * p)``, independent of n. Missing bounds are read from the data with a
-    :class:`~dpreg.exceptions.PrivacyLeakWarning`.
+    :class:`~dpreg.exceptions.PrivacyLeakWarning`. ``sample_weight`` (numpy, validated in
+    [0, 1] by the caller) weights every row's contribution: ``sum_i w_i a_i a_i^T``.
     """
     n, p = X.shape
     if _is_dask(X) or _is_dask(y):
@@ -191,8 +197,13 @@ def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True
         w -= y_off
         w *= yinv
         np.clip(w, -1.0, 1.0, out=w)
-        M += A.T @ A  # numpy dispatches A.T @ A to BLAS syrk (the unused W^T W block is cheap)
-    return _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc)
+        if sample_weight is None:
+            M += A.T @ A  # numpy dispatches A.T @ A to BLAS syrk (unused W^T W block is cheap)
+        else:
+            M += A.T @ (A * sample_weight[start:stop, None])
+    stats = _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc)
+    stats.weighted = sample_weight is not None
+    return stats
 
 
 def _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc):
@@ -702,7 +713,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         check_fit_share(self.bounds_share)
         return eps, delta, acc
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on ``X`` (n, p) and ``y`` (n,) or (n, k); numpy, pandas or dask input.
 
         Parameters
@@ -710,6 +721,14 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         X : array-like or dask array of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             A dask ``y`` must be 1-D.
+        sample_weight : array-like of shape (n_samples,), optional
+            Public-range weights in [0, 1] (numpy input; not with ``inference_share > 0``).
+            The weight is part of the record. Every row contributes ``w_i`` times its
+            unweighted contribution ``t(x_i, y_i)`` to T, so T's sensitivity is unchanged
+            (``docs/functional_linear_regression.md``, "Sample weights"); with an intercept
+            the sum of the weights replaces the constant n and is released with
+            ``COUNT_SHARE`` of epsilon (Laplace, sensitivity 1). Weights outside [0, 1],
+            NaN or a wrong shape raise a ``ValueError`` before anything is spent.
 
         Returns
         -------
@@ -730,6 +749,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
                 self, X, y, dtype=[np.float64, np.float32], y_numeric=True, multi_output=True
             )
         k = 1 if np.ndim(yv) == 1 else int(yv.shape[1])
+        sample_weight = self._check_sample_weight(sample_weight, Xv, yv)
         # bounds shapes depend only on (p, k): checked before the data pass
         private = [
             check_bounds_param(bounds, size, name)
@@ -767,7 +787,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         )
         self.bounds_X_, self.bounds_y_ = bounds_X, bounds_y
         stats = sufficient_statistics(
-            Xv, yv, bounds_X, bounds_y, bool(self.fit_intercept), self.chunk_size
+            Xv, yv, bounds_X, bounds_y, bool(self.fit_intercept), self.chunk_size, sample_weight
         )
         # sklearn's convention: the coefficients take X's floating dtype (float32 stays float32)
         dtype = np.float32 if getattr(Xv, "dtype", None) == np.float32 else np.float64
@@ -786,20 +806,59 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("stats.fit_intercept does not match fit_intercept.")
         if self.inference_share > 0 and stats.yty is None:
             raise ValueError("inference_share > 0 needs stats.yty (sufficient_statistics sets it).")
+        if self.inference_share > 0 and stats.weighted:
+            raise ValueError("sample_weight is not supported with inference_share > 0.")
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
         self.n_features_in_ = stats.n_features
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_  # the statistics carry no column names
         return self._fit_statistics(stats, eps, delta, acc, np.float64, stats.n_outputs == 1)
 
+    def _check_sample_weight(self, sample_weight, X, y):
+        """Weights as a float array in [0, 1], or None; every check runs before spending."""
+        if sample_weight is None:
+            return None
+        if _is_dask(X) or _is_dask(y) or _is_dask(sample_weight):
+            raise ValueError("sample_weight needs numpy input (not dask arrays).")
+        if float(self.inference_share) > 0:
+            raise ValueError("sample_weight is not supported with inference_share > 0.")
+        try:
+            w = np.asarray(sample_weight, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("sample_weight must be an array of numbers in [0, 1].") from None
+        if w.ndim == 0:
+            w = np.full(X.shape[0], float(w))
+        if w.shape != (X.shape[0],):
+            raise ValueError(
+                f"sample_weight must have shape ({X.shape[0]},), got {np.shape(sample_weight)}."
+            )
+        if not np.all((w >= 0.0) & (w <= 1.0)):  # also rejects NaN
+            raise ValueError(
+                "sample_weight must lie in [0, 1] (the sensitivity is derived for that range; "
+                "rescale larger weights by a public constant)."
+            )
+        if not np.any(w > 0):
+            raise ValueError("sample_weight must not be all zero (no row would count).")
+        return w
+
     def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None):
         layout = stats.layout
         eps_y = eps * float(self.inference_share)  # basic composition: eps_T + eps_y = eps
-        eps_T = eps - eps_y
+        # weighted with an intercept: the weight sum (in place of n) is released too
+        eps_c = eps * COUNT_SHARE if stats.weighted and layout.fit_intercept else 0.0
+        eps_T = eps - eps_y - eps_c
+        if eps_T + eps_y + eps_c > eps:  # round-off must not make the parts exceed the total
+            eps_T = float(np.nextafter(eps_T, 0.0))
         plan = make_plan(layout, eps_T, delta, self.norm, self.mechanism, self.release, self.split)
         rng = check_random_state(self.random_state) if rng is None else rng
-        T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps_T, delta, rng, n=stats.n)
-        gram, xty = layout.unpack(T_noisy, stats.n)
+        # a weighted term fl(fl(w a_j) a_k) has one more rounding: n + 1 covers it
+        n_round = stats.n + 1 if stats.weighted else stats.n
+        T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps_T, delta, rng, n=n_round)
+        count = stats.n
+        if eps_c > 0:  # Laplace release of sum w_i (each w_i in [0, 1]: sensitivity 1)
+            count, _ = release_yty(stats.gram[0, 0], eps_c, rng, n=stats.n)
+            count = min(max(count, min(1.0, stats.n)), stats.n)  # post-processing
+        gram, xty = layout.unpack(T_noisy, count)
         lam = float(self.ridge_factor) * math.sqrt(layout.p + 1.0) * plan.gram_std
         beta = solve_normal_equations(
             gram, xty, self.postprocess.lower(), lam, layout.fit_intercept
