@@ -40,6 +40,15 @@ PRIVATE = "private"
 DEFAULT_LEVELS = (0.25, 0.75)
 DEFAULT_WIDEN = 1.5
 DEFAULT_CANDIDATE_RANGE = (-1e9, 1e9)
+#: widening of the estimators' private bounds: median -/+ FIT_WIDEN * MAD (measured in
+#: ``docs/private_workflow.md``)
+FIT_WIDEN = 3.0
+#: default share of a fit's epsilon spent on ``"private"`` bounds (see :func:`bounds_epsilon`)
+AUTO = "auto"
+DEFAULT_BOUNDS_SHARE = AUTO
+AUTO_RANKS = 600.0
+AUTO_MIN_SHARE = 0.05
+AUTO_MAX_SHARE = 0.5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,6 +171,42 @@ def private_bounds_unchecked(X, epsilon, levels, candidate_range, asinh_scale, w
     return np.clip(lower, *candidate_range), np.clip(upper, *candidate_range)
 
 
+def private_median_mad_unchecked(X, epsilon, candidate_range, widen, rng):
+    """Private per-column ``median -/+ widen * MAD`` (the estimators' ``"private"`` bounds).
+
+    Inputs validated and the budget charged by the caller. For every column ``j`` (``epsilon``
+    split equally over the ``2 p`` releases, basic composition):
+
+    1. ``m_j``: the exact KNG median (sensitivity 1, :mod:`dpreg.tools._quantile`) over
+       ``candidate_range`` with the asinh base measure;
+    2. ``s_j``: the exact KNG median of ``|x_ij - m_j|`` over ``[0, upper - lower]`` of the
+       range, again asinh. ``m_j`` is public once released, so ``x -> |x - m_j|`` is a fixed
+       per-record map: one record still changes one count by at most one (sensitivity 1), and
+       the two releases compose sequentially.
+
+    The bounds ``m_j -/+ widen * s_j`` (clamped into the range) are post-processing. Why the
+    median and the MAD rather than the quartiles: the exponential mechanism's failure mode is
+    a draw outside the data, whose rank error is ``min(q, 1 - q) n``; both medians have
+    ``n / 2`` of margin against ``n / 4`` for a quartile, so the same accuracy costs half the
+    budget. A median that lands outside the data makes the MAD at least its distance to the
+    data, so the box is too wide (the column loses signal) rather than empty. A binary column
+    (two values) gets a median between or at its values and a MAD of about half the gap, so it
+    is kept. ``widen=3`` is +/- 2 standard deviations for normal data (MAD = 0.674 sd).
+    """
+    X = np.asarray(X, dtype=float)
+    X = X.reshape(X.shape[0], -1)
+    p = X.shape[1]
+    eps_each = epsilon / (2 * p)
+    c_lo, c_hi = candidate_range
+    lower, upper = np.empty(p), np.empty(p)
+    for j in range(p):
+        m = private_quantile_draws(X[:, j], [0.5], eps_each, c_lo, c_hi, "asinh", 1.0, rng)[0]
+        dev = np.abs(X[:, j] - m)
+        s = private_quantile_draws(dev, [0.5], eps_each, 0.0, c_hi - c_lo, "asinh", 1.0, rng)[0]
+        lower[j], upper[j] = m - widen * s, m + widen * s
+    return np.clip(lower, c_lo, c_hi), np.clip(upper, c_lo, c_hi)
+
+
 def private_bounds(
     X,
     epsilon,
@@ -236,6 +281,108 @@ def check_share(share, name="bounds_share"):
     ):
         raise ValueError(f"{name} must be a number in (0, 1), got {share!r}.")
     return float(share)
+
+
+def check_fit_share(share):
+    """An estimator's ``bounds_share``: ``"auto"`` or a number in (0, 1) (no data needed)."""
+    if isinstance(share, str) and share == AUTO:
+        return share
+    return check_share(share)
+
+
+def bounds_epsilon(share, epsilon, n_samples, n_columns):
+    """The part of a fit's ``epsilon`` spent on ``n_columns`` private bounds.
+
+    A number is a fixed share. ``"auto"`` is ``clip(AUTO_RANKS * n_columns / (n_samples *
+    epsilon), AUTO_MIN_SHARE, AUTO_MAX_SHARE) * epsilon``: each column's two medians need
+    ``epsilon_each * margin / 2`` (the log-odds of a draw outside the data, ``margin`` the rank
+    error out there) to beat the log of the candidate range's length in data spreads, so the
+    budget the bounds need grows with the number of columns and falls as ``1 / n``. The
+    constant ``AUTO_RANKS = 600`` is measured (``docs/private_workflow.md``: on CPS1988,
+    n = 21,116 training rows and 10 private columns, bounds cheaper than about 0.3 lost
+    accuracy; rare binary indicators have a margin of only ``min(p1, 1 - p1) n``). It depends
+    only on public quantities: ``n`` is public under replace-one adjacency, and so are the
+    column count and ``epsilon``.
+    """
+    if isinstance(share, str):
+        share = AUTO_RANKS * n_columns / (max(n_samples, 1) * float(epsilon))
+        share = min(max(share, AUTO_MIN_SHARE), AUTO_MAX_SHARE)
+    return float(share) * float(epsilon)
+
+
+def check_bounds_param(bounds, size, name):
+    """Check an estimator's bounds parameter with no data: a pair, None or ``"private"``.
+
+    Called in ``fit`` before anything is spent, so that a bad value is a ``ValueError`` that
+    costs nothing. Returns True when the parameter asks for private bounds.
+    """
+    if isinstance(bounds, str):
+        if bounds != PRIVATE:
+            raise ValueError(f"{name} must be (lower, upper), None or 'private', got {bounds!r}.")
+        return True
+    if bounds is not None:
+        check_bounds(bounds, size, name=name)
+    return False
+
+
+def fit_bounds(columns, params, epsilon, share, rng, names):
+    """Resolve the bounds of one fit: the single code path of ``bounds_X/bounds_y="private"``.
+
+    ``params[i]`` is the bounds parameter (pair, None or ``"private"``, already checked by
+    :func:`check_bounds_param`) of the data ``columns[i]`` (a 2-D float array, validated: finite).
+    The estimator has reserved its *whole* ``epsilon`` in its accountant before the call (one
+    ledger entry for the fit). If any parameter is ``"private"``, the columns of all private
+    parameters are stacked and released together by ONE call of
+    :func:`private_median_mad_unchecked` with ``share * epsilon`` (``share="auto"``: see
+    :func:`bounds_epsilon`; each of the ``2 m`` medians
+    of the ``m`` stacked columns gets ``share * epsilon / (2 m)``; basic composition), and the
+    fit gets the rest: the bounds and the fit compose sequentially to ``epsilon`` (if
+    round-off made the two parts add up to more than ``epsilon``, the fit's part is lowered by
+    one float step). A released interval of zero width (a MAD of 0, e.g. a column with one
+    value on more than half of the rows) is widened to a half-width of
+    ``max(1e-3, 1e-3 |value|)`` around its value: post-processing, so that every later step
+    sees a non-degenerate box and nothing can raise after the budget is spent.
+
+    Pairs are returned as validated arrays; None stays None (the estimator then reads the
+    bounds from the data with its ``PrivacyLeakWarning``, as before).
+
+    Returns
+    -------
+    resolved : list of ``(lower, upper)`` pairs of arrays, or None entries
+    epsilon_left : float
+        What the fit may spend: ``epsilon`` minus the bounds' part if any were private, else
+        ``epsilon``.
+    """
+    resolved, private = [], []
+    for cols, bounds, name in zip(columns, params, names):
+        shape = np.shape(cols)
+        size = shape[1] if len(shape) == 2 else 1
+        if isinstance(bounds, str):
+            private.append((len(resolved), np.asarray(cols, dtype=float).reshape(shape[0], -1)))
+            resolved.append(None)
+        elif bounds is None:
+            resolved.append(None)
+        else:
+            resolved.append(check_bounds(bounds, size, name=name))
+    if not private:
+        return resolved, float(epsilon)
+    stacked = np.hstack([cols for _, cols in private])
+    eps_b = bounds_epsilon(share, epsilon, *stacked.shape)
+    eps_left = float(epsilon) - eps_b
+    if eps_b + eps_left > float(epsilon):  # round-off must not make the parts exceed the total
+        eps_left = float(np.nextafter(eps_left, 0.0))
+    lower, upper = private_median_mad_unchecked(
+        stacked, eps_b, DEFAULT_CANDIDATE_RANGE, FIT_WIDEN, rng
+    )
+    pad = np.maximum(1e-3, 1e-3 * np.abs(lower))
+    flat = ~(upper > lower)
+    lower, upper = np.where(flat, lower - pad, lower), np.where(flat, upper + pad, upper)
+    start = 0
+    for index, cols in private:
+        stop = start + cols.shape[1]
+        resolved[index] = (lower[start:stop], upper[start:stop])
+        start = stop
+    return resolved, eps_left
 
 
 def resolve_bounds(

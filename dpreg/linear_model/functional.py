@@ -57,6 +57,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._bounds import (
+    DEFAULT_BOUNDS_SHARE,
+    bounds_epsilon,
+    check_bounds_param,
+    check_fit_share,
+    fit_bounds,
+)
 from .._validation import (
     check_bounds,
     check_delta,
@@ -77,6 +84,8 @@ from ._functional_sensitivity import (
 from ._inference import NoisyStatistics, release_yty
 
 NORMS = ("l1", "l2", "linf", "hull", "auto")
+#: share of a weighted fit's epsilon that releases the sum of the weights (with an intercept)
+COUNT_SHARE = 0.05
 MECHANISMS = ("auto", "knorm", "gaussian", "huber")
 RELEASES = ("auto", "joint", "blocks")
 POSTPROCESS = ("none", "psd", "ridge")
@@ -110,6 +119,7 @@ class SufficientStatistics:
     y_scale: float
     yty: float | None = None  # w^T w, released only for inference (``inference_share > 0``)
     n_outputs: int = 1
+    weighted: bool = False  # rows carry sample weights in [0, 1]: gram[0, 0] is their sum
 
     @property
     def layout(self):
@@ -139,14 +149,17 @@ def _inverse(scale):
     return np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > np.finfo(float).tiny)
 
 
-def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True, chunk_size=65536):
+def sufficient_statistics(
+    X, y, bounds_X=None, bounds_y=None, fit_intercept=True, chunk_size=65536, sample_weight=None
+):
     """Clip, scale and reduce ``(X, y)`` to :class:`SufficientStatistics` in one pass.
 
     ``X`` is a 2-D numpy array (or a dask array); ``y`` 1-D, or 2-D ``(n, k)`` for k outputs
     (numpy only). ``bounds_y`` then holds scalars or per-output vectors. Rows are processed
     in chunks of ``chunk_size`` with one BLAS ``syrk`` per chunk, so the extra memory is
     ``O(chunk_size * p)``, independent of n. Missing bounds are read from the data with a
-    :class:`~dpreg.exceptions.PrivacyLeakWarning`.
+    :class:`~dpreg.exceptions.PrivacyLeakWarning`. ``sample_weight`` (numpy, validated in
+    [0, 1] by the caller) weights every row's contribution: ``sum_i w_i a_i a_i^T``.
     """
     n, p = X.shape
     if _is_dask(X) or _is_dask(y):
@@ -184,8 +197,13 @@ def sufficient_statistics(X, y, bounds_X=None, bounds_y=None, fit_intercept=True
         w -= y_off
         w *= yinv
         np.clip(w, -1.0, 1.0, out=w)
-        M += A.T @ A  # numpy dispatches A.T @ A to BLAS syrk (the unused W^T W block is cheap)
-    return _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc)
+        if sample_weight is None:
+            M += A.T @ A  # numpy dispatches A.T @ A to BLAS syrk (unused W^T W block is cheap)
+        else:
+            M += A.T @ (A * sample_weight[start:stop, None])
+    stats = _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc)
+    stats.weighted = sample_weight is not None
+    return stats
 
 
 def _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc):
@@ -533,10 +551,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         sensitivities of the stacked statistic.
     delta : float, default=0.0
         Total delta; ``delta > 0`` allows the Gaussian and flipped Huber mechanisms.
-    bounds_X : tuple (lower, upper) or None, default=None
-        Per-feature (or scalar) bounds. Data outside are clipped. None reads them from the data
-        with a :class:`~dpreg.exceptions.PrivacyLeakWarning`.
-    bounds_y : tuple (lower, upper) or None, default=None
+    bounds_X : tuple (lower, upper), "private" or None, default=None
+        Per-feature (or scalar) bounds. Data outside are clipped. ``"private"`` releases them
+        from the data with ``bounds_share`` of ``epsilon`` (see ``docs/private_workflow.md``).
+        None reads them from the data with a :class:`~dpreg.exceptions.PrivacyLeakWarning`.
+    bounds_y : tuple (lower, upper), "private" or None, default=None
         Bounds of the target; same conventions (scalars, or vectors with one entry per output
         for a 2-D ``y``).
     fit_intercept : bool, default=True
@@ -569,6 +588,13 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         1), which lets :meth:`conf_int` estimate the residual variance; the statistics get
         the rest (basic composition, same total). 0 releases nothing extra and the intervals
         use the worst-case residual variance (valid, conservative). See ``docs/inference.md``.
+    bounds_share : "auto" or float in (0, 1), default="auto"
+        Share of ``epsilon`` spent on the bounds that are ``"private"`` (all of them in one
+        release, :func:`dpreg._bounds.fit_bounds`); the statistics get the rest, so the fit
+        still costs ``epsilon`` in total, reserved once before the data are read. Unused when
+        no bounds are ``"private"``.
+        ``"auto"`` grows with the number of private columns and falls with n (between 0.05 and
+        0.5; :func:`dpreg._bounds.bounds_epsilon`).
 
     Attributes
     ----------
@@ -589,6 +615,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     sensitivity_ : dict
         ``{"linf": ..., "l1": ..., "l2": ...}`` sensitivities of T (and ``{r: ...}`` for an
         lr ``norm``).
+    bounds_X_, bounds_y_ : tuple of ndarray or None
+        The ``(lower, upper)`` bounds used by ``fit`` (the released ones for ``"private"``);
+        None when they were read from the data (``bounds_X=None``/``bounds_y=None``).
     noisy_statistics_ : NoisyStatistics
         The released noisy statistics and the public noise law (used by :meth:`conf_int`,
         :meth:`bse`, :meth:`summary`; post-processing, no extra budget).
@@ -633,6 +662,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         ridge_factor=3.0,
         chunk_size=65536,
         inference_share=0.0,
+        bounds_share=DEFAULT_BOUNDS_SHARE,
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -649,6 +679,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         self.ridge_factor = ridge_factor
         self.chunk_size = chunk_size
         self.inference_share = inference_share
+        self.bounds_share = bounds_share
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -679,9 +710,10 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         sh = self.inference_share
         if isinstance(sh, bool) or not isinstance(sh, numbers.Real) or not 0 <= sh < 1:
             raise ValueError(f"inference_share must be a number in [0, 1), got {sh!r}.")
+        check_fit_share(self.bounds_share)
         return eps, delta, acc
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on ``X`` (n, p) and ``y`` (n,) or (n, k); numpy, pandas or dask input.
 
         Parameters
@@ -689,6 +721,14 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         X : array-like or dask array of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             A dask ``y`` must be 1-D.
+        sample_weight : array-like of shape (n_samples,), optional
+            Public-range weights in [0, 1] (numpy input; not with ``inference_share > 0``).
+            The weight is part of the record. Every row contributes ``w_i`` times its
+            unweighted contribution ``t(x_i, y_i)`` to T, so T's sensitivity is unchanged
+            (``docs/functional_linear_regression.md``, "Sample weights"); with an intercept
+            the sum of the weights replaces the constant n and is released with
+            ``COUNT_SHARE`` of epsilon (Laplace, sensitivity 1). Weights outside [0, 1],
+            NaN or a wrong shape raise a ``ValueError`` before anything is spent.
 
         Returns
         -------
@@ -709,17 +749,26 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
                 self, X, y, dtype=[np.float64, np.float32], y_numeric=True, multi_output=True
             )
         k = 1 if np.ndim(yv) == 1 else int(yv.shape[1])
+        sample_weight = self._check_sample_weight(sample_weight, Xv, yv)
         # bounds shapes depend only on (p, k): checked before the data pass
-        for bounds, size, name in (
-            (self.bounds_X, self.n_features_in_, "bounds_X"),
-            (self.bounds_y, k, "bounds_y"),
-        ):
-            if bounds is not None:
-                check_bounds(bounds, size, name=name)
+        private = [
+            check_bounds_param(bounds, size, name)
+            for bounds, size, name in (
+                (self.bounds_X, self.n_features_in_, "bounds_X"),
+                (self.bounds_y, k, "bounds_y"),
+            )
+        ]
+        if any(private) and (_is_dask(Xv) or _is_dask(yv)):
+            raise ValueError("'private' bounds need numpy input (not dask arrays).")
+        n_private = self.n_features_in_ * private[0] + k * private[1]
+        n_rows = int(Xv.shape[0])
+        eps_fit = (
+            eps - bounds_epsilon(self.bounds_share, eps, n_rows, n_private) if any(private) else eps
+        )
         # the plan is validated before the data pass so that bad options fail fast
         make_plan(
             Layout(self.n_features_in_, bool(self.fit_intercept), k),
-            eps,
+            eps_fit,
             delta,
             self.norm,
             self.mechanism,
@@ -727,12 +776,23 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             self.split,
         )
         acc.spend(eps, delta)  # atomic reserve, after validation and before the data are read
+        rng = check_random_state(self.random_state)  # one stream for the bounds and the fit
+        (bounds_X, bounds_y), eps_fit = fit_bounds(
+            [Xv, yv],
+            [self.bounds_X, self.bounds_y],
+            eps,
+            self.bounds_share,
+            rng,
+            ("bounds_X", "bounds_y"),
+        )
+        self.bounds_X_, self.bounds_y_ = bounds_X, bounds_y
         stats = sufficient_statistics(
-            Xv, yv, self.bounds_X, self.bounds_y, bool(self.fit_intercept), self.chunk_size
+            Xv, yv, bounds_X, bounds_y, bool(self.fit_intercept), self.chunk_size, sample_weight
         )
         # sklearn's convention: the coefficients take X's floating dtype (float32 stays float32)
         dtype = np.float32 if getattr(Xv, "dtype", None) == np.float32 else np.float64
-        return self._fit_statistics(stats, eps, delta, acc, dtype, one_d=np.ndim(yv) == 1)
+        one_d = np.ndim(yv) == 1
+        return self._fit_statistics(stats, eps_fit, delta, acc, dtype, one_d, rng)
 
     def fit_statistics(self, stats):
         """Fit from precomputed :class:`SufficientStatistics` (spends the budget like ``fit``).
@@ -746,20 +806,59 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("stats.fit_intercept does not match fit_intercept.")
         if self.inference_share > 0 and stats.yty is None:
             raise ValueError("inference_share > 0 needs stats.yty (sufficient_statistics sets it).")
+        if self.inference_share > 0 and stats.weighted:
+            raise ValueError("sample_weight is not supported with inference_share > 0.")
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
         self.n_features_in_ = stats.n_features
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_  # the statistics carry no column names
         return self._fit_statistics(stats, eps, delta, acc, np.float64, stats.n_outputs == 1)
 
-    def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d):
+    def _check_sample_weight(self, sample_weight, X, y):
+        """Weights as a float array in [0, 1], or None; every check runs before spending."""
+        if sample_weight is None:
+            return None
+        if _is_dask(X) or _is_dask(y) or _is_dask(sample_weight):
+            raise ValueError("sample_weight needs numpy input (not dask arrays).")
+        if float(self.inference_share) > 0:
+            raise ValueError("sample_weight is not supported with inference_share > 0.")
+        try:
+            w = np.asarray(sample_weight, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("sample_weight must be an array of numbers in [0, 1].") from None
+        if w.ndim == 0:
+            w = np.full(X.shape[0], float(w))
+        if w.shape != (X.shape[0],):
+            raise ValueError(
+                f"sample_weight must have shape ({X.shape[0]},), got {np.shape(sample_weight)}."
+            )
+        if not np.all((w >= 0.0) & (w <= 1.0)):  # also rejects NaN
+            raise ValueError(
+                "sample_weight must lie in [0, 1] (the sensitivity is derived for that range; "
+                "rescale larger weights by a public constant)."
+            )
+        if not np.any(w > 0):
+            raise ValueError("sample_weight must not be all zero (no row would count).")
+        return w
+
+    def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None):
         layout = stats.layout
         eps_y = eps * float(self.inference_share)  # basic composition: eps_T + eps_y = eps
-        eps_T = eps - eps_y
+        # weighted with an intercept: the weight sum (in place of n) is released too
+        eps_c = eps * COUNT_SHARE if stats.weighted and layout.fit_intercept else 0.0
+        eps_T = eps - eps_y - eps_c
+        if eps_T + eps_y + eps_c > eps:  # round-off must not make the parts exceed the total
+            eps_T = float(np.nextafter(eps_T, 0.0))
         plan = make_plan(layout, eps_T, delta, self.norm, self.mechanism, self.release, self.split)
-        rng = check_random_state(self.random_state)
-        T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps_T, delta, rng, n=stats.n)
-        gram, xty = layout.unpack(T_noisy, stats.n)
+        rng = check_random_state(self.random_state) if rng is None else rng
+        # a weighted term fl(fl(w a_j) a_k) has one more rounding: n + 1 covers it
+        n_round = stats.n + 1 if stats.weighted else stats.n
+        T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps_T, delta, rng, n=n_round)
+        count = stats.n
+        if eps_c > 0:  # Laplace release of sum w_i (each w_i in [0, 1]: sensitivity 1)
+            count, _ = release_yty(stats.gram[0, 0], eps_c, rng, n=stats.n)
+            count = min(max(count, min(1.0, stats.n)), stats.n)  # post-processing
+        gram, xty = layout.unpack(T_noisy, count)
         lam = float(self.ridge_factor) * math.sqrt(layout.p + 1.0) * plan.gram_std
         beta = solve_normal_equations(
             gram, xty, self.postprocess.lower(), lam, layout.fit_intercept

@@ -105,6 +105,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._bounds import (
+    AUTO_MAX_SHARE,
+    DEFAULT_BOUNDS_SHARE,
+    check_bounds_param,
+    check_fit_share,
+    fit_bounds,
+)
 from .._validation import (
     check_bounds,
     check_epsilon,
@@ -198,9 +205,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         Elastic-net mixing; anything above 0 needs ``solver="cvxpy"``.
     fit_intercept : bool, default=True
         Fit an intercept (it counts in m, the dimension of the noise).
-    bounds_X : tuple (lower, upper) or None, default=None
+    bounds_X : tuple (lower, upper), "private" or None, default=None
         Data-independent feature bounds (scalars or arrays of length n_features). Data outside
-        are clipped. ``None`` reads them from the data with a
+        are clipped. ``"private"`` releases them from the data with ``bounds_share`` of
+        ``epsilon`` (see ``docs/private_workflow.md``). ``None`` reads them from the data with a
         :class:`~dpreg.exceptions.PrivacyLeakWarning` (not private).
     classes : array-like of shape (n_classes,) or None, default=None
         The public label set (at least two distinct labels). One binary problem is fitted for
@@ -229,6 +237,12 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         Seed of the noise V.
     accountant : BudgetAccountant or None, default=None
         Checked for ``epsilon`` before the data are touched and charged after a successful fit.
+    bounds_share : "auto" or float in (0, 1), default="auto"
+        Share of ``epsilon`` spent on ``bounds_X="private"``
+        (:func:`dpreg._bounds.fit_bounds`); the model gets the rest, so the fit still costs
+        ``epsilon``, reserved once. Unused with public bounds.
+        ``"auto"`` grows with the number of private columns and falls with n (between 0.05 and
+        0.5; :func:`dpreg._bounds.bounds_epsilon`).
 
     Attributes
     ----------
@@ -300,6 +314,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         random_state=None,
         accountant=None,
         bounds="deprecated",
+        bounds_share=DEFAULT_BOUNDS_SHARE,
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -315,6 +330,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
         self.bounds = bounds
+        self.bounds_share = bounds_share
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -384,10 +400,14 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 f"multi_class='binary' but classes has {len(classes)} labels; use "
                 "multi_class='ovr'."
             )
+        bounds_X = self._bounds_X()
+        share_b = check_fit_share(self.bounds_share)
+        share_b = AUTO_MAX_SHARE if isinstance(share_b, str) else share_b  # the largest "auto"
+        private = check_bounds_param(bounds_X, 1, "bounds_X") if isinstance(bounds_X, str) else 0
         # Public: the smallest budget that reaches a noise scale or gamma (both ~ 1/budget).
-        per_problem = epsilon
+        per_problem = epsilon * (1.0 - share_b) if private else epsilon
         if classes is not None and len(classes) > 2 and self.multi_class != "multinomial":
-            per_problem = epsilon / len(classes)
+            per_problem = per_problem / len(classes)
         share = 0.01 if isinstance(self.q, str) else min(float(self.q), 1.0 - float(self.q))
         if per_problem * share * (1.0 - AMP_SHARE) < _MIN_EPSILON:
             raise ValueError(
@@ -395,7 +415,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 f"{_MIN_EPSILON:g} (double precision overflows below), got epsilon="
                 f"{epsilon!r}, q={self.q!r}."
             )
-        return epsilon, norm, accountant, classes, self._bounds_X()
+        return epsilon, norm, accountant, classes, bounds_X
 
     def _bounds_X(self):
         """``bounds_X``, or the deprecated ``bounds`` with a FutureWarning."""
@@ -507,8 +527,15 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         classes, y_idx = self._encode_labels(y, public_classes)
         n_samples, n_features = X.shape
-        lower, upper = check_bounds(bounds_X, n_features, X=X, name="bounds_X")
+        private = check_bounds_param(bounds_X, n_features, "bounds_X")
+        if not private:
+            lower, upper = check_bounds(bounds_X, n_features, X=X, name="bounds_X")
         accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
+        rng = check_random_state(self.random_state)  # one stream for the bounds and the model
+        if private:  # bounds_share of epsilon on the bounds, the rest on the model
+            ((lower, upper),), epsilon = fit_bounds(
+                [X], [bounds_X], epsilon, self.bounds_share, rng, ("bounds_X",)
+            )
         # Everything below up to the loop is a function of public quantities only.
         dim = n_features + int(self.fit_intercept)
         sens = {k: gradient_sensitivity(k, dim) for k in ("l1", "l2", "linf")}
@@ -517,7 +544,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         sensitivity = gradient_sensitivity(norm, dim)
         multinomial = self.multi_class == "multinomial" and len(classes) > 2
         if multinomial:
-            return self._fit_multinomial(X, y_idx, classes, epsilon, norm, lower, upper, accountant)
+            return self._fit_multinomial(X, y_idx, classes, epsilon, norm, lower, upper, rng)
         n_problems = 1 if len(classes) == 2 else len(classes)
         eps_problem = epsilon / n_problems
         eps_amp = AMP_SHARE * eps_problem
@@ -540,7 +567,6 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             perturbation_grid(dim, sensitivity, eps_op * q).shift / n_samples,
         )
         lip = lipschitz(dim, gamma, ridge, n_samples)
-        rng = check_random_state(self.random_state)
 
         Z = self._scale(X, lower, upper)
         thetas, n_iter = [], []
@@ -582,7 +608,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.multi_class_ = "ovr" if n_problems > 1 else "binary"
         return self
 
-    def _fit_multinomial(self, X, y_idx, classes, epsilon, norm, lower, upper, accountant):
+    def _fit_multinomial(self, X, y_idx, classes, epsilon, norm, lower, upper, rng):
         """One softmax problem with the full epsilon (see :mod:`._multinomial`)."""
         n_samples, n_features = X.shape
         K, dim = len(classes), n_features + int(self.fit_intercept)
@@ -607,7 +633,6 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             perturbation_grid(K * dim, sensitivity, eps_op * q).shift / n_samples,
         )
         lip = softmax_lipschitz(dim, gamma, ridge, n_samples)
-        rng = check_random_state(self.random_state)
 
         Z = self._scale(X, lower, upper)
         Z1 = np.column_stack([np.ones(n_samples), Z]) if self.fit_intercept else Z
