@@ -75,6 +75,7 @@ from ._functional_sensitivity import (
     sensitivity,
 )
 from ._inference import NoisyStatistics, release_yty
+from ._ridge import adaptive_floor, check_ridge, release_lambda_min
 
 NORMS = ("l1", "l2", "linf", "hull", "auto")
 MECHANISMS = ("auto", "knorm", "gaussian", "huber")
@@ -569,6 +570,14 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         1), which lets :meth:`conf_int` estimate the residual variance; the statistics get
         the rest (basic composition, same total). 0 releases nothing extra and the intervals
         use the worst-case residual variance (valid, conservative). See ``docs/inference.md``.
+    ridge : {"fixed", "adaptive"}, default="fixed"
+        ``"fixed"``: the floor ``lambda`` above. ``"adaptive"``: ``ridge_share * epsilon`` pays
+        for a Laplace release of the smallest eigenvalue of the scaled ``X^T X`` (sensitivity
+        ``p + 1``), and the floor is ``sqrt(p + 1) * sigma_G`` lowered by a lower confidence
+        bound on that eigenvalue, as AdaSSP does (``ridge_factor`` is then not used;
+        :mod:`dpreg.linear_model._ridge`, ``docs/functional_linear_regression.md``).
+    ridge_share : float in (0, 1), default=0.05
+        Share of ``epsilon`` spent on that eigenvalue when ``ridge="adaptive"``.
 
     Attributes
     ----------
@@ -589,6 +598,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     sensitivity_ : dict
         ``{"linf": ..., "l1": ..., "l2": ...}`` sensitivities of T (and ``{r: ...}`` for an
         lr ``norm``).
+    lambda_min_ : float or None
+        The released smallest eigenvalue of the scaled Gram matrix (``ridge="adaptive"``).
     noisy_statistics_ : NoisyStatistics
         The released noisy statistics and the public noise law (used by :meth:`conf_int`,
         :meth:`bse`, :meth:`summary`; post-processing, no extra budget).
@@ -633,6 +644,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         ridge_factor=3.0,
         chunk_size=65536,
         inference_share=0.0,
+        ridge="fixed",
+        ridge_share=0.05,
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -649,6 +662,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         self.ridge_factor = ridge_factor
         self.chunk_size = chunk_size
         self.inference_share = inference_share
+        self.ridge = ridge
+        self.ridge_share = ridge_share
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -679,6 +694,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         sh = self.inference_share
         if isinstance(sh, bool) or not isinstance(sh, numbers.Real) or not 0 <= sh < 1:
             raise ValueError(f"inference_share must be a number in [0, 1), got {sh!r}.")
+        ridge, share = check_ridge(self.ridge, self.ridge_share)
+        if ridge == "adaptive" and sh + share >= 1:
+            raise ValueError("inference_share + ridge_share must be < 1.")
         return eps, delta, acc
 
     def fit(self, X, y):
@@ -754,13 +772,19 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
 
     def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d):
         layout = stats.layout
-        eps_y = eps * float(self.inference_share)  # basic composition: eps_T + eps_y = eps
-        eps_T = eps - eps_y
+        eps_y = eps * float(self.inference_share)
+        # basic composition: eps_T + eps_y + eps_lam = eps (shares fixed before the data)
+        eps_lam = eps * float(self.ridge_share) if self.ridge == "adaptive" else 0.0
+        eps_T = eps - eps_y - eps_lam
         plan = make_plan(layout, eps_T, delta, self.norm, self.mechanism, self.release, self.split)
         rng = check_random_state(self.random_state)
         T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps_T, delta, rng, n=stats.n)
         gram, xty = layout.unpack(T_noisy, stats.n)
         lam = float(self.ridge_factor) * math.sqrt(layout.p + 1.0) * plan.gram_std
+        if eps_lam > 0:  # AdaSSP-style floor from a private lambda_min (dpreg/linear_model/_ridge)
+            released, scale = release_lambda_min(stats.gram, stats.n, eps_lam, rng)
+            lam = adaptive_floor(released, scale, math.sqrt(layout.p + 1.0) * plan.gram_std)
+        self.lambda_min_ = released if eps_lam > 0 else None
         beta = solve_normal_equations(
             gram, xty, self.postprocess.lower(), lam, layout.fit_intercept
         )
