@@ -573,7 +573,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     ridge : {"fixed", "adaptive"}, default="fixed"
         ``"fixed"``: the floor ``lambda`` above. ``"adaptive"``: ``ridge_share * epsilon`` pays
         for a Laplace release of the smallest eigenvalue of the scaled ``X^T X`` (sensitivity
-        ``p + 1``), and the floor is ``sqrt(p + 1) * sigma_G`` lowered by a lower confidence
+        ``p + 1``), and the floor is ``1.5 * sqrt(p + 1) * sigma_G`` lowered by a lower confidence
         bound on that eigenvalue, as AdaSSP does (``ridge_factor`` is then not used;
         :mod:`dpreg.linear_model._ridge`, ``docs/functional_linear_regression.md``).
     ridge_share : float in (0, 1), default=0.05

@@ -73,9 +73,11 @@ def test_release_is_laplace_with_stated_scale():
 
 def test_adaptive_floor_formula():
     lcb_shift = math.log(1 / (2 * _ridge.RHO))
-    assert _ridge.adaptive_floor(-5.0, 1.0, 10.0) == pytest.approx(10.0)
-    assert _ridge.adaptive_floor(4.0 + lcb_shift, 1.0, 10.0) == pytest.approx(6.0)
-    assert _ridge.adaptive_floor(1e6, 1.0, 10.0) == 0.0
+    assert _ridge.adaptive_floor(-5.0, 1.0, 10.0, 1.0) == pytest.approx(10.0)
+    assert _ridge.adaptive_floor(4.0 + lcb_shift, 1.0, 10.0, 1.0) == pytest.approx(6.0)
+    assert _ridge.adaptive_floor(1e6, 1.0, 10.0, 1.0) == 0.0
+    # the default factor is the documented public constant
+    assert _ridge.adaptive_floor(-5.0, 1.0, 10.0) == pytest.approx(10.0 * _ridge.ADAPTIVE_FACTOR)
 
 
 def _data(n=20000, seed=0):
@@ -113,7 +115,7 @@ def _lam_min_from_gram(G):
 
 
 def test_adaptive_floor_kept_when_lambda_min_is_small():
-    """Collinear features: lambda_min ~ 0, so the floor stays at sqrt(q) * sigma_G."""
+    """Collinear features: lambda_min ~ 0, so the floor stays near 1.5 sqrt(q) sigma_G."""
     rng = np.random.default_rng(1)
     x = rng.uniform(-1, 1, 500)
     X = np.column_stack([x, x])
@@ -122,7 +124,7 @@ def test_adaptive_floor_kept_when_lambda_min_is_small():
         epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-2, 2), ridge="adaptive", random_state=0
     ).fit(X, y)
     ns = model.noisy_statistics_
-    level = math.sqrt(3) * ns.plan.gram_std
+    level = _ridge.ADAPTIVE_FACTOR * math.sqrt(3) * ns.plan.gram_std
     assert 0 < ns.lam <= level
     assert ns.epsilon == pytest.approx(0.95)  # the statistics got 1 - ridge_share of epsilon
 
