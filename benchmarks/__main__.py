@@ -35,7 +35,9 @@ PACKAGE = Path(__file__).resolve().parent
 def discover():
     """Names of the benchmark modules, in alphabetical order."""
     return sorted(
-        m.name for m in pkgutil.iter_modules([str(PACKAGE)]) if not m.name.startswith("_")
+        m.name
+        for m in pkgutil.iter_modules([str(PACKAGE)])
+        if not m.name.startswith("_") and not m.ispkg  # packages (baselines/) are helpers
     )
 
 

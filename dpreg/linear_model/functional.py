@@ -82,6 +82,7 @@ from ._functional_sensitivity import (
     sensitivity,
 )
 from ._inference import NoisyStatistics, release_yty
+from ._ridge import adaptive_floor, check_ridge, release_lambda_min
 
 NORMS = ("l1", "l2", "linf", "hull", "auto")
 #: share of a weighted fit's epsilon that releases the sum of the weights (with an intercept)
@@ -595,6 +596,14 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         no bounds are ``"private"``.
         ``"auto"`` grows with the number of private columns and falls with n (between 0.05 and
         0.5; :func:`dpreg._bounds.bounds_epsilon`).
+    ridge : {"fixed", "adaptive"}, default="fixed"
+        ``"fixed"``: the floor ``lambda`` above. ``"adaptive"``: ``ridge_share * epsilon`` pays
+        for a Laplace release of the smallest eigenvalue of the scaled ``X^T X`` (sensitivity
+        ``p + 1``), and the floor is ``1.5 * sqrt(p + 1) * sigma_G`` lowered by a lower confidence
+        bound on that eigenvalue, as AdaSSP does (``ridge_factor`` is then not used;
+        :mod:`dpreg.linear_model._ridge`, ``docs/functional_linear_regression.md``).
+    ridge_share : float in (0, 1), default=0.05
+        Share of ``epsilon`` spent on that eigenvalue when ``ridge="adaptive"``.
 
     Attributes
     ----------
@@ -618,6 +627,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     bounds_X_, bounds_y_ : tuple of ndarray or None
         The ``(lower, upper)`` bounds used by ``fit`` (the released ones for ``"private"``);
         None when they were read from the data (``bounds_X=None``/``bounds_y=None``).
+    lambda_min_ : float or None
+        The released smallest eigenvalue of the scaled Gram matrix (``ridge="adaptive"``).
     noisy_statistics_ : NoisyStatistics
         The released noisy statistics and the public noise law (used by :meth:`conf_int`,
         :meth:`bse`, :meth:`summary`; post-processing, no extra budget).
@@ -663,6 +674,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         chunk_size=65536,
         inference_share=0.0,
         bounds_share=DEFAULT_BOUNDS_SHARE,
+        ridge="fixed",
+        ridge_share=0.05,
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -680,6 +693,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         self.chunk_size = chunk_size
         self.inference_share = inference_share
         self.bounds_share = bounds_share
+        self.ridge = ridge
+        self.ridge_share = ridge_share
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -711,6 +726,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         if isinstance(sh, bool) or not isinstance(sh, numbers.Real) or not 0 <= sh < 1:
             raise ValueError(f"inference_share must be a number in [0, 1), got {sh!r}.")
         check_fit_share(self.bounds_share)
+        ridge, share = check_ridge(self.ridge, self.ridge_share)
+        if ridge == "adaptive" and sh + share >= 1:
+            raise ValueError("inference_share + ridge_share must be < 1.")
         return eps, delta, acc
 
     def fit(self, X, y, sample_weight=None):
@@ -843,11 +861,14 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
 
     def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None):
         layout = stats.layout
-        eps_y = eps * float(self.inference_share)  # basic composition: eps_T + eps_y = eps
+        eps_y = eps * float(self.inference_share)
         # weighted with an intercept: the weight sum (in place of n) is released too
         eps_c = eps * COUNT_SHARE if stats.weighted and layout.fit_intercept else 0.0
-        eps_T = eps - eps_y - eps_c
-        if eps_T + eps_y + eps_c > eps:  # round-off must not make the parts exceed the total
+        # ridge="adaptive": a private lambda_min (shares fixed before the data are read)
+        eps_lam = eps * float(self.ridge_share) if self.ridge == "adaptive" else 0.0
+        # basic composition: eps_T + eps_y + eps_c + eps_lam = eps
+        eps_T = eps - eps_y - eps_c - eps_lam
+        if eps_T + eps_y + eps_c + eps_lam > eps:  # round-off must not make the parts exceed it
             eps_T = float(np.nextafter(eps_T, 0.0))
         plan = make_plan(layout, eps_T, delta, self.norm, self.mechanism, self.release, self.split)
         rng = check_random_state(self.random_state) if rng is None else rng
@@ -860,6 +881,10 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             count = min(max(count, min(1.0, stats.n)), stats.n)  # post-processing
         gram, xty = layout.unpack(T_noisy, count)
         lam = float(self.ridge_factor) * math.sqrt(layout.p + 1.0) * plan.gram_std
+        if eps_lam > 0:  # AdaSSP-style floor from a private lambda_min (dpreg/linear_model/_ridge)
+            released, scale = release_lambda_min(stats.gram, stats.n, eps_lam, rng)
+            lam = adaptive_floor(released, scale, math.sqrt(layout.p + 1.0) * plan.gram_std)
+        self.lambda_min_ = released if eps_lam > 0 else None
         beta = solve_normal_equations(
             gram, xty, self.postprocess.lower(), lam, layout.fit_intercept
         )
