@@ -175,6 +175,24 @@ def _loss_gradient_sum(theta, Z, y, fit_intercept):
     The margins use a plain BLAS product when its rounding effect is below
     ``_PLAIN_MARGIN_ERR`` (the usual case), else Dot2.
     """
+    return combine_parts(loss_gradient_parts(theta, Z, y, fit_intercept))
+
+
+def combine_parts(parts):
+    """Exactly rounded column sums (``math.fsum``) of the chunk sums of
+    :func:`loss_gradient_parts`, from one array or from several stacked (dask blocks)."""
+    parts = np.asarray(parts)
+    return np.array([math.fsum(parts[:, j]) for j in range(parts.shape[1])])
+
+
+def loss_gradient_parts(theta, Z, y, fit_intercept):
+    """The per-chunk sums behind :func:`_loss_gradient_sum`, one row per ``_CHUNK`` rows.
+
+    A row block of the data (e.g. one dask block) gives its own chunk sums; stacking the
+    blocks' parts and combining them with :func:`combine_parts` has the same error bound as
+    the in-memory sum (every chunk still has at most ``_CHUNK`` rows, and the combination is
+    exactly rounded), so :func:`rounding_bound` covers it unchanged.
+    """
     n, p = Z.shape
     dim = p + int(fit_intercept)
     w = theta[1:] if fit_intercept else theta
@@ -190,11 +208,14 @@ def _loss_gradient_sum(theta, Z, y, fit_intercept):
             parts[k, 1:] = Zc.T @ r
         else:
             parts[k] = Zc.T @ r
-    return np.array([math.fsum(parts[:, j]) for j in range(dim)])
+    return parts
 
 
-def _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V):
+def _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V, loss=None):
     """Accurate mean-form gradient of the smooth part f of J.
+
+    ``loss``: the loss sum :func:`_loss_gradient_sum` if the caller already has it (the dask
+    path computes it block by block); only ``Z.shape[0]`` is read from ``Z`` then.
 
     The penalty part ``gamma theta + V + alpha_l2 w`` is formed with error-free products and
     sums and added to the loss sum with ``math.fsum``: near the optimum its terms cancel to
@@ -209,7 +230,8 @@ def _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V):
     p2, e2 = _two_product(ridge, theta)
     s1, f1 = _two_sum(p1, np.asarray(V, dtype=float))
     s2, f2 = _two_sum(s1, p2)
-    loss = _loss_gradient_sum(theta, Z, y, fit_intercept)
+    if loss is None:
+        loss = _loss_gradient_sum(theta, Z, y, fit_intercept)
     total = [math.fsum(t) for t in zip(loss, s2, e1, e2, f1, f2)]
     return np.asarray(total) / n
 
@@ -243,14 +265,15 @@ def _l1_weights(dim, fit_intercept, l1):
     return c
 
 
-def minimal_subgradient(theta, Z, y, fit_intercept, alpha_l2, l1, gamma, V):
+def minimal_subgradient(theta, Z, y, fit_intercept, alpha_l2, l1, gamma, V, loss=None):
     """Minimal-norm subgradient of the mean-form ``J = f + (l1/n)|w|_1`` at ``theta``.
 
     ``l1`` is the coefficient of ``|w|_1`` in the *sum* form (``alpha * l1_ratio``). Returns
     ``(s, rounding_error_bound, g)`` with g the gradient of f. For ``l1 == 0``, ``s = g``.
+    ``loss`` as in :func:`_smooth_gradient`.
     """
     n = Z.shape[0]
-    g = _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V)
+    g = _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V, loss)
     if l1 > 0:
         c = _l1_weights(theta.shape[0], fit_intercept, l1) / n
         at_zero = theta == 0.0
