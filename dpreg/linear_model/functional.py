@@ -570,7 +570,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         ``lambda = ridge_factor * sqrt(p + 1) * sigma_G`` where ``sigma_G`` is the per-entry
         noise standard deviation of the Gram block (data-independent).
     chunk_size : int, default=65536
-        Rows per chunk of the streaming pass.
+        Most rows per chunk of the streaming pass (the kernel also caps a chunk at 2^15
+        values, which keeps its work vectors in cache).
     inference_share : float in [0, 1), default=0.0
         Share of ``epsilon`` spent on a Laplace release of the scaled ``y^T y`` (sensitivity
         1), which lets :meth:`conf_int` estimate the residual variance; the statistics get

@@ -122,9 +122,10 @@ def test_dask_logistic_releases_the_same_point_as_numpy(classes):
     assert b.grad_tol_ == a.grad_tol_ and b.amp_sensitivity_ == a.amp_sensitivity_
 
 
-def test_dask_logistic_large_n_within_a_few_grid_steps():
-    # n > N_SUB: a different (free) warm-start path; both points pass the same certificate,
-    # which allows 2 tol / mu (about 1e5 grid steps here); measured: at most 13
+def test_dask_logistic_large_n_same_grid_point():
+    # n > N_SUB: the warm-start paths differ (free), both points pass the same certificate,
+    # which alone allows 2 tol / mu (about 1e5 grid steps here); the Newton polish past the
+    # certificate takes both to the floating-point floor: measured 0 grid steps (13 before)
     X, y = _classes(3 * N_SUB, seed=0)
     kw = {"epsilon": 1.0, "bounds_X": (-1, 1), "classes": [0, 1, 2], "random_state": 0}
     a = ObjectivePerturbationLogistic(**kw).fit(X, y)
@@ -132,7 +133,7 @@ def test_dask_logistic_large_n_within_a_few_grid_steps():
         da.from_array(X, chunks=(10_000, 3)), da.from_array(y, chunks=10_000)
     )
     steps = np.abs(b.theta_ - a.theta_) / _grid(a)
-    assert steps.max() <= 64
+    assert steps.max() <= 1
     assert a.amp_sensitivity_ / _grid(a) > 1e4  # the certificate's slack is far wider
 
 
@@ -153,12 +154,13 @@ def test_dask_solver_point_passes_the_in_memory_certificate_one_pass_per_step():
     problem.hessian(theta)
     problem.gradient(theta)
     assert problem.passes == 1
-    # Newton from the subsample warm start: one pass per iteration (+ the first measure)
+    # Newton from the subsample warm start: one pass per iteration, plus the first measure
     Zs, ys = Z[::step], yk[::step]
     theta0 = _lbfgs(objective, np.zeros(dim), (Zs, ys, True, 0.0, gamma, V, n), 1000, 1e-6).x
     problem = DaskBinaryProblem(Zd, yd, True, 0.0, gamma, V)
     theta2, steps = certify_problem(theta0, problem, tol, L)
-    assert steps >= 2 and problem.passes == steps + 1 == passes
+    # (the polish ends with one rejected trial, which also costs a pass)
+    assert steps >= 2 and steps + 1 <= problem.passes <= steps + 2 and problem.passes == passes
     np.testing.assert_array_equal(theta2, theta)
 
 
