@@ -357,6 +357,9 @@ def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
 
 #: Most Newton steps taken after the certificate holds (see :func:`_polish`).
 _POLISH_STEPS = 3
+#: The polish stops once ``|s| <= _POLISH_FLOOR tol`` (a Newton step from a point with
+#: ``|s|`` near tol lands there; the rounding floor is lower still). Only a speed choice.
+_POLISH_FLOOR = 1e-4
 
 
 def _polish(theta, problem, s, g, tol):
@@ -371,6 +374,8 @@ def _polish(theta, problem, s, g, tol):
     paths then release the same grid point. Returns ``(theta, steps taken)``.
     """
     for extra in range(_POLISH_STEPS):
+        if float(s @ s) <= (_POLISH_FLOOR * tol) ** 2:  # already there: spare the evaluation
+            return theta, extra
         try:
             d = -linalg.cho_solve(linalg.cho_factor(problem.hessian(theta)), g)
         except (linalg.LinAlgError, ValueError):
