@@ -45,7 +45,7 @@ from ._logistic_core import _lbfgs, hessian, objective
 N_SUB = 20_000
 
 
-def prepare(X, y, classes, bounds_given, multi_class):
+def prepare(X, y, classes, bounds_given):
     """Validate dask input before the spend; returns ``(X, y, classes, extents)``.
 
     ``classes`` is the public label set or None (then read from the data). ``extents`` is

@@ -52,10 +52,15 @@ class DaskInput:
     data_y: np.ndarray | None  # (2, 1), only when bounds_y is None
 
 
+def is_dask(a):
+    """Whether ``a`` is a dask collection (without importing dask)."""
+    return type(a).__module__.split(".")[0] == "dask"
+
+
 def _as_dask(a, chunks=None):
     import dask.array as da  # noqa: PLC0415 (optional dependency)
 
-    if type(a).__module__.split(".")[0] == "dask":
+    if is_dask(a):
         return a
     a = np.asarray(a)
     return da.from_array(a, chunks=chunks if chunks is not None else "auto")
@@ -76,7 +81,7 @@ def align(X, y):
     n, p = Xd.shape
     if not _known(n) or not _known(p):
         raise ValueError("dask arrays must have known chunk sizes (call X.compute_chunk_sizes()).")
-    yd = y if type(y).__module__.split(".")[0] == "dask" else np.asarray(y)
+    yd = y if is_dask(y) else np.asarray(y)
     if yd.ndim != 1:
         raise ValueError("with dask input, y must be 1-D (multi-output needs numpy).")
     if not _known(yd.shape[0]) or yd.shape[0] != n:

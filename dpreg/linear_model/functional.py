@@ -66,6 +66,7 @@ from .._validation import (
 )
 from ..accounting import check_accountant
 from . import _inference
+from ._dask_stats import is_dask as _is_dask
 from ._functional_sensitivity import (
     Layout,
     hull_body,
@@ -118,10 +119,6 @@ class SufficientStatistics:
     def statistic(self):
         """The vector T (noise-free) in the layout of :class:`Layout`."""
         return self.layout.pack(self.gram, self.xty)
-
-
-def _is_dask(a):
-    return type(a).__module__.split(".")[0] == "dask"
 
 
 def _scaling(bounds, n_features, data, name, fit_intercept):

@@ -126,6 +126,7 @@ from ._certify import (
     noise_scale,
     strong_convexity,
 )
+from ._dask_stats import is_dask as _is_dask
 from ._logistic_core import (
     default_q,
     gamma_for,
@@ -142,11 +143,6 @@ from ._multinomial import (
     softmax_sensitivity,
     solve_softmax_lbfgs,
 )
-
-
-def _is_dask(a):
-    return type(a).__module__.split(".")[0] == "dask"
-
 
 #: Smallest epsilon accepted: below it the certificate's arithmetic would overflow.
 _MIN_EPSILON = 1e-50
@@ -474,9 +470,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 "dask input supports solver='lbfgs' with multi_class 'ovr' or 'binary' (ridge "
                 "penalty only); use numpy input for the multinomial model or cvxpy."
             )
-        X, y, labels, extents = _dask_logistic.prepare(
-            X, y, public_classes, bounds_X is not None, self.multi_class
-        )
+        X, y, labels, extents = _dask_logistic.prepare(X, y, public_classes, bounds_X is not None)
         self.n_features_in_ = int(X.shape[1])
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
