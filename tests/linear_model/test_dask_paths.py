@@ -226,3 +226,18 @@ def test_dask_logistic_nan_after_the_reserve_still_certifies():
             epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1], random_state=0
         ).fit(Xd, da.from_array(labels, chunks=500))
     assert np.all(np.isfinite(clf.theta_))
+
+
+def test_dask_logistic_data_bounds_and_labels_warn_like_numpy():
+    from dpreg.exceptions import PrivacyLeakWarning
+
+    X, y = _classes(3000, seed=6)
+    Xd, yd = da.from_array(X, chunks=(1000, 3)), da.from_array(y, chunks=1000)
+    with pytest.warns(PrivacyLeakWarning) as rec:
+        b = ObjectivePerturbationLogistic(random_state=0).fit(Xd, yd)
+    assert len(rec) == 2  # labels read from the data, bounds read from the data
+    with pytest.warns(PrivacyLeakWarning):
+        a = ObjectivePerturbationLogistic(random_state=0).fit(X, y)
+    np.testing.assert_array_equal(b.classes_, a.classes_)
+    np.testing.assert_array_equal(b.bounds_[0], a.bounds_[0])
+    np.testing.assert_array_equal(b.theta_, a.theta_)
