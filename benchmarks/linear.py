@@ -20,7 +20,13 @@ statistics of each data set are computed once and reused for every method and ep
 Fit time: ``FunctionalLinearRegression.fit`` vs ``sklearn.linear_model.LinearRegression.fit``
 on the same n = 10^6, p = 10 data (best of three runs each).
 
-Run: ``python -m benchmarks.linear [--quick | --full]``.
+Dask (issue #14 item 5): n = 2e7, p = 10 in 1e6-row chunks, persisted in memory; the bare
+one pass (X^T X, X^T y, y^T y, isfinite and nothing else) side by side with dpreg's checking
+pass (before the spend), its statistics pass and the whole ``fit``, best of 3 interleaved
+(``results/linear_dask.csv``).
+
+Run: ``python -m benchmarks.linear [--quick | --full]`` (simulation, timing, then dask), or
+``python -m benchmarks.linear --dask [--n 2e7]`` for the dask section alone.
 """
 
 from __future__ import annotations
@@ -168,6 +174,85 @@ def _timing(n, p, seed=0, repeats=3):
     )
 
 
+# ------------------------------------------------------------------------------------ dask
+DASK_CHUNK = 1_000_000
+
+
+def _dask_data(n, p, seed=0):
+    """``X`` uniform on [-1, 1]^p and a linear ``y``, persisted in memory in 1e6-row chunks."""
+    import dask.array as da  # noqa: PLC0415
+
+    rng = da.random.default_rng(seed)
+    X = rng.uniform(-1.0, 1.0, size=(n, p), chunks=(DASK_CHUNK, p))
+    y = X @ np.linspace(-1.0, 1.0, p) + rng.standard_normal(n, chunks=DASK_CHUNK)
+    return X.persist(), y.persist()
+
+
+def _bare_pass(X, y):
+    """The reference: ONE pass computing X^T X, X^T y, y^T y and isfinite, nothing else.
+
+    Per row block: BLAS syrk/gemv on the raw block and one isfinite; dask's tree sum. No
+    clipping, scaling or intercept column: the physical floor of a one-pass fit.
+    """
+    import dask.array as da  # noqa: PLC0415
+
+    p = X.shape[1]
+
+    def block(xb, yb):
+        finite = np.isfinite(xb).all() & np.isfinite(yb).all()
+        return np.concatenate([(xb.T @ xb).ravel(), xb.T @ yb, [yb @ yb, finite]])[None]
+
+    parts = da.blockwise(
+        block, "ij", X, "ik", y, "i", new_axes={"j": p * p + p + 2},
+        adjust_chunks={"i": 1}, concatenate=True, dtype=float, meta=np.empty((0, 0)),
+    )  # fmt: skip
+    out = parts.sum(axis=0).compute()
+    return bool(out[-1] == X.numblocks[0])
+
+
+def _dask_timing(n, p=10, repeats=3, seed=0):
+    """Seconds (best of ``repeats``) of the bare pass, of dpreg's check + one-pass statistics
+    (``fit`` minus the microseconds of noise), and of the whole ``fit``."""
+    from dpreg.linear_model._dask_stats import dask_statistics, prepare  # noqa: PLC0415
+
+    X, y = _dask_data(n, p, seed)
+    bx, by = (-1.0, 1.0), (-8.0, 8.0)
+    model = FunctionalLinearRegression(bounds_X=bx, bounds_y=by, random_state=0)
+    stages = {
+        "bare one pass (XtX, Xty, yty, isfinite)": lambda: _bare_pass(X, y),
+        "dpreg check pass (before the spend)": lambda: prepare(X, y, bx, by),
+        "dpreg statistics pass (after the spend)": lambda: dask_statistics(
+            prepare_only, bx, by, True
+        ),
+        "dpreg fit (check + statistics + release)": lambda: model.fit(X, y),
+    }
+    prepare_only = prepare(X, y, bx, by)
+    best = {name: float("inf") for name in stages}
+    for _ in range(repeats):  # interleaved, so load changes hit every stage alike
+        for name, f in stages.items():
+            t0 = time.perf_counter()
+            f()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    ref = best["bare one pass (XtX, Xty, yty, isfinite)"]
+    return pd.DataFrame(
+        [
+            {"n": n, "p": p, "chunk_rows": DASK_CHUNK, "stage": k, "seconds": v,
+             "ratio_to_bare": v / ref}
+            for k, v in best.items()
+        ]
+    )  # fmt: skip
+
+
+def run_dask(quick: bool = False, n=None) -> pd.DataFrame:
+    """The dask section alone: ``python -m benchmarks.linear --dask [--n N]``."""
+    n = int(n or (2_000_000 if quick else 20_000_000))
+    df = _dask_timing(n)
+    with pd.option_context("display.width", 160):
+        print(df.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    save(df, "linear_dask", quick=quick)
+    return df
+
+
 def run(quick: bool = False) -> pd.DataFrame:
     """Run the benchmark; return the per-(n, epsilon, method) summary table."""
     if quick:
@@ -301,8 +386,14 @@ def _figure(table):
 
 def main(argv=None):
     parser = cli_parser(__doc__)
+    parser.add_argument("--dask", action="store_true", help="only the dask scale-out timing")
+    parser.add_argument("--n", type=float, default=None, help="rows of the dask timing")
     args = parser.parse_args(argv)
+    if args.dask:
+        run_dask(quick=args.quick, n=args.n)
+        return
     run(quick=args.quick)
+    run_dask(quick=args.quick)
 
 
 if __name__ == "__main__":

@@ -227,6 +227,24 @@ def _loss_gradient_sum(theta, Z, y, fit_intercept):
     The margins use a plain BLAS product when its rounding effect is below
     ``_PLAIN_MARGIN_ERR`` (the usual case), else Dot2.
     """
+    return combine_parts(loss_gradient_parts(theta, Z, y, fit_intercept))
+
+
+def combine_parts(parts):
+    """Exactly rounded column sums (``math.fsum``) of the chunk sums of
+    :func:`loss_gradient_parts`, from one array or from several stacked (dask blocks)."""
+    parts = np.asarray(parts)
+    return np.array([math.fsum(parts[:, j]) for j in range(parts.shape[1])])
+
+
+def loss_gradient_parts(theta, Z, y, fit_intercept):
+    """The per-chunk sums behind :func:`_loss_gradient_sum`, one row per ``_CHUNK`` rows.
+
+    A row block of the data (e.g. one dask block) gives its own chunk sums; stacking the
+    blocks' parts and combining them with :func:`combine_parts` has the same error bound as
+    the in-memory sum (every chunk still has at most ``_CHUNK`` rows, and the combination is
+    exactly rounded), so :func:`rounding_bound` covers it unchanged.
+    """
     n, p = Z.shape
     dim = p + int(fit_intercept)
     w = theta[1:] if fit_intercept else theta
@@ -242,11 +260,14 @@ def _loss_gradient_sum(theta, Z, y, fit_intercept):
             parts[k, 1:] = Zc.T @ r
         else:
             parts[k] = Zc.T @ r
-    return np.array([math.fsum(parts[:, j]) for j in range(dim)])
+    return parts
 
 
-def _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V):
+def _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V, loss=None):
     """Accurate mean-form gradient of the smooth part f of J.
+
+    ``loss``: the loss sum :func:`_loss_gradient_sum` if the caller already has it (the dask
+    path computes it block by block); only ``Z.shape[0]`` is read from ``Z`` then.
 
     The penalty part ``gamma theta + V + alpha_l2 w`` is formed with error-free products and
     sums and added to the loss sum with ``math.fsum``: near the optimum its terms cancel to
@@ -261,7 +282,8 @@ def _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V):
     p2, e2 = _two_product(ridge, theta)
     s1, f1 = _two_sum(p1, np.asarray(V, dtype=float))
     s2, f2 = _two_sum(s1, p2)
-    loss = _loss_gradient_sum(theta, Z, y, fit_intercept)
+    if loss is None:
+        loss = _loss_gradient_sum(theta, Z, y, fit_intercept)
     total = [math.fsum(t) for t in zip(loss, s2, e1, e2, f1, f2)]
     return np.asarray(total) / n
 
@@ -295,14 +317,15 @@ def _l1_weights(dim, fit_intercept, l1):
     return c
 
 
-def minimal_subgradient(theta, Z, y, fit_intercept, alpha_l2, l1, gamma, V):
+def minimal_subgradient(theta, Z, y, fit_intercept, alpha_l2, l1, gamma, V, loss=None):
     """Minimal-norm subgradient of the mean-form ``J = f + (l1/n)|w|_1`` at ``theta``.
 
     ``l1`` is the coefficient of ``|w|_1`` in the *sum* form (``alpha * l1_ratio``). Returns
     ``(s, rounding_error_bound, g)`` with g the gradient of f. For ``l1 == 0``, ``s = g``.
+    ``loss`` as in :func:`_smooth_gradient`.
     """
     n = Z.shape[0]
-    g = _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V)
+    g = _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V, loss)
     if l1 > 0:
         c = _l1_weights(theta.shape[0], fit_intercept, l1) / n
         at_zero = theta == 0.0
@@ -384,6 +407,38 @@ def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
     return certify_problem(theta0, problem, tol, L)
 
 
+#: Most Newton steps taken after the certificate holds (see :func:`_polish`).
+_POLISH_STEPS = 3
+#: The polish stops once ``|s| <= _POLISH_FLOOR tol`` (a Newton step from a point with
+#: ``|s|`` near tol lands there; the rounding floor is lower still). Only a speed choice.
+_POLISH_FLOOR = 1e-4
+
+
+def _polish(theta, problem, s, g, tol):
+    """Newton steps past the certificate, down to the floating-point floor (smooth J only).
+
+    Any certified point may be released; the certificate alone leaves ``tol / mu`` of
+    freedom, so two correct solvers (numpy and dask, different warm starts) would release
+    points many release-grid steps apart. A Newton step from a certified point converges
+    quadratically, so each step is kept only while it at least halves ``|s|`` *and* the new
+    point passes the certificate; at most :data:`_POLISH_STEPS`. The released point is
+    still a certified point (the guarantee is unchanged); measured, the numpy and the dask
+    paths then release the same grid point. Returns ``(theta, steps taken)``.
+    """
+    for extra in range(_POLISH_STEPS):
+        if float(s @ s) <= (_POLISH_FLOOR * tol) ** 2:  # already there: spare the evaluation
+            return theta, extra
+        try:
+            d = -linalg.cho_solve(linalg.cho_factor(problem.hessian(theta)), g)
+        except (linalg.LinAlgError, ValueError):
+            return theta, extra
+        out = problem.measure(theta + d)
+        if not (is_certified(out[0], out[1], tol) and out[0] @ out[0] <= 0.25 * (s @ s)):
+            return theta, extra
+        theta, (s, _, g) = theta + d, out
+    return theta, _POLISH_STEPS
+
+
 def certify_problem(theta0, problem, tol, L):
     """Iterate from ``theta0`` until the public certificate holds; return ``(theta, steps)``.
 
@@ -391,7 +446,8 @@ def certify_problem(theta0, problem, tol, L):
     on the merit ``|grad J|^2``, for which the Newton direction is a descent direction
     (``d(|g|^2/2)/dt = g^T H d = -|g|^2``); the Hessian is uniformly positive definite
     (>= mu) and Lipschitz, so the iteration converges from any start, quadratically near the
-    minimiser. With an L1 term: proximal Newton steps (coordinate-descent inner solve) with an
+    minimiser; once certified, :func:`_polish` takes the point to the floating-point floor.
+    With an L1 term: proximal Newton steps (coordinate-descent inner solve) with an
     Armijo search on J, accepting also a decrease of the minimal subgradient. If the search
     fails, a proximal gradient step with the public step ``1/L`` is taken. Nothing ends the
     loop except the certificate (``_MAX_STEPS`` guards against a bug only).
@@ -403,7 +459,10 @@ def certify_problem(theta0, problem, tol, L):
     s, err, g = problem.measure(theta)
     for step in range(_MAX_STEPS):
         if is_certified(s, err, tol):
-            return theta, step
+            if l1 > 0:
+                return theta, step
+            theta, extra = _polish(theta, problem, s, g, tol)
+            return theta, step + extra
         # the accurate gradient g drives the step: near the optimum the plain one may be too
         # imprecise for the certificate (huge |theta| in flat directions)
         H = problem.hessian(theta)

@@ -122,6 +122,7 @@ from .._validation import (
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
 from ..noise import KNormMechanism, choose_norm
+from . import _dask_logistic
 from ._certify import (
     AMP_SHARE,
     MIN_CURVATURE,
@@ -133,6 +134,7 @@ from ._certify import (
     perturbation_grid,
     strong_convexity,
 )
+from ._dask_stats import is_dask as _is_dask
 from ._logistic_core import (
     default_q,
     gamma_for,
@@ -486,6 +488,27 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             )
         return classes, np.searchsorted(classes, y)
 
+    def _prepare_dask(self, X, y, public_classes, bounds_X):
+        """Dask input: metadata checks and one data pass, all before the spend."""
+        softmax = self.multi_class == "multinomial" and (
+            public_classes is None or len(public_classes) > 2
+        )
+        if softmax or self.solver != "lbfgs":
+            raise ValueError(
+                "dask input supports solver='lbfgs' with multi_class 'ovr' or 'binary' (ridge "
+                "penalty only); use numpy input for the multinomial model or cvxpy."
+            )
+        X, y, labels, extents = _dask_logistic.prepare(X, y, public_classes, bounds_X is not None)
+        self.n_features_in_ = int(X.shape[1])
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        if public_classes is None:
+            classes = self._encode_labels(labels, None)[0]  # warns; checks >= 2 classes
+        else:
+            classes = public_classes
+        lower, upper = check_bounds(bounds_X, X.shape[1], X=extents, name="bounds_X")
+        return X, y, classes, lower, upper
+
     def _scale(self, X, lower, upper):
         """Clip into the bounds and map onto [-1, 1] (symmetric map without intercept)."""
         if self.fit_intercept:
@@ -523,13 +546,21 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         epsilon, norm, accountant, public_classes, bounds_X = self._check_params()
         if accountant is not None:
             accountant.check(epsilon, 0.0)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        check_classification_targets(y)
-        classes, y_idx = self._encode_labels(y, public_classes)
+        dask_input = _is_dask(X) or _is_dask(y)
+        if dask_input:  # one validation pass before the spend (dpreg.linear_model._dask_logistic)
+            if isinstance(bounds_X, str):
+                raise ValueError("'private' bounds need numpy input (not dask arrays).")
+            X, y, classes, lower, upper = self._prepare_dask(X, y, public_classes, bounds_X)
+            y_idx = _dask_logistic.label_index(y, classes)
+            private = False
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+            check_classification_targets(y)
+            classes, y_idx = self._encode_labels(y, public_classes)
+            private = check_bounds_param(bounds_X, X.shape[1], "bounds_X")
+            if not private:
+                lower, upper = check_bounds(bounds_X, X.shape[1], X=X, name="bounds_X")
         n_samples, n_features = X.shape
-        private = check_bounds_param(bounds_X, n_features, "bounds_X")
-        if not private:
-            lower, upper = check_bounds(bounds_X, n_features, X=X, name="bounds_X")
         accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
         rng = check_random_state(self.random_state)  # one stream for the bounds and the model
         if private:  # bounds_share of epsilon on the bounds, the rest on the model
@@ -568,13 +599,23 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         )
         lip = lipschitz(dim, gamma, ridge, n_samples)
 
-        Z = self._scale(X, lower, upper)
+        if dask_input:
+            Z = _dask_logistic.scaled(X, lambda b: self._scale(b, lower, upper))
+            sub = _dask_logistic.subsample(Z, y_idx)  # the warm start's rows, one pass
+        else:
+            Z = self._scale(X, lower, upper)
         thetas, n_iter = [], []
         targets = [1] if n_problems == 1 else range(len(classes))
         for k in targets:
             yk = (y_idx == k).astype(np.float64)
             V = _perturbation(norm, dim, sensitivity, eps_op * q, rng)
-            if self.solver == "lbfgs":
+            if dask_input:  # same plan, same draws, same certificate; one pass per iteration
+                theta_hat, it, _ = _dask_logistic.solve(
+                    Z, yk, (sub[0], (sub[1] == k).astype(np.float64)), self.fit_intercept,
+                    ridge, gamma, V, plan.tol, lip, self.max_iter,
+                )  # fmt: skip
+                steps = 0
+            elif self.solver == "lbfgs":
                 theta0, it, _ = solve_lbfgs(
                     Z, yk, self.fit_intercept, ridge, gamma, V, max_iter=self.max_iter
                 )
@@ -582,9 +623,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 theta0, it, _ = solve_cvxpy(Z, yk, self.fit_intercept, alpha, l1_ratio, gamma, V)
                 if theta0 is None:
                     theta0 = np.zeros(dim)
-            theta_hat, steps = certify(
-                theta0, Z, yk, self.fit_intercept, ridge, l1, gamma, V, plan.tol, lip
-            )
+            if not dask_input:
+                theta_hat, steps = certify(
+                    theta0, Z, yk, self.fit_intercept, ridge, l1, gamma, V, plan.tol, lip
+                )
             W = KNormMechanism("l2", dim, plan.sensitivity, plan.epsilon, random_state=rng)
             # exact grid release of theta_hat + W (floating-point safe: docs/floating_point.md)
             thetas.append(W.randomise(theta_hat))
