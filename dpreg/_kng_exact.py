@@ -56,6 +56,7 @@ import itertools
 
 import numpy as np
 
+from ._kng_grid import accept, accept_fast, grid_box, indicators_at
 from .noise.balls import LpBall
 
 __all__ = ["BoxSampler"]
@@ -140,9 +141,12 @@ class BoxSampler:
         self.d = d
         total = np.abs(gradient.V).sum(axis=0) + np.abs(gradient.offset)
         self.err = (4.0 * n + 1000.0) * _EPS * total
+        # the public release grid and the grid-aligned root box (module docstring)
+        self.g, L, H = grid_box(np.reshape(lower, d), np.reshape(upper, d))
+        self.L = L
         # copies: the box arrays are later overwritten in place
-        lo = np.array(lower, dtype=float).reshape(1, d)
-        hi = np.array(upper, dtype=float).reshape(1, d)
+        lo = L.reshape(1, d).copy()
+        hi = H.reshape(1, d).copy()
         # Rounding of the cached index intervals: the centre, half-widths and every update
         # of a projection err by at most ~u ||U_i||_1 max|theta|; ``_slack_unit`` scales that.
         big = max(float(np.max(np.abs(lo))), float(np.max(np.abs(hi))))
@@ -202,14 +206,13 @@ class BoxSampler:
             low[few], high[few] = self._enumerate(few, gfix, lists)
         logM = -self.scale * low * (1.0 - 1e-12)
         logm = -self.scale * high * (1.0 + 1e-12)
-        mid = 0.5 * lo + 0.5 * hi
-        can = (lo < mid) & (mid < hi)  # a midpoint split gives two proper boxes
+        can = (hi - lo) >= 2.0 * self.g  # at least two grid cells: a split gives two boxes
         # split where the crossing records' jumps (= their index-interval widths for the
         # quantile loss, where V = U) are widest
         score = np.where(can, (pos - neg) * (hi - lo), -1.0)
         split_dim = np.argmax(score, axis=1)
         splittable = (cnt > 0) & can[np.arange(nb), split_dim]
-        # volume relative to the root box: the same numbers for any rescaling of theta
+        # volume relative to the root box (= ratio of cell counts, exact before the log)
         logvol = np.log((hi - lo) / self._root_width).sum(axis=1)
         return dict(
             lo=lo, hi=hi, gfix=gfix, lists=lists, logM=logM, logm=logm, logvol=logvol,
@@ -247,7 +250,10 @@ class BoxSampler:
         j = self.split_dim[parents]
         lo, hi = self.lo[parents], self.hi[parents]
         rows = np.arange(P)
-        mid = 0.5 * lo[rows, j] + 0.5 * hi[rows, j]
+        # split on the grid line nearest the midpoint (exact: multiples of g below 2**50 g)
+        g = self.g[j]
+        lo_j, hi_j = lo[rows, j], hi[rows, j]
+        mid = lo_j + np.floor((hi_j - lo_j) / g * 0.5) * g
         hi_left, lo_right = hi.copy(), lo.copy()
         hi_left[rows, j] = mid
         lo_right[rows, j] = mid
@@ -256,11 +262,14 @@ class BoxSampler:
         rec = parts[:, 0].astype(np.intp)
         proj, rad = parts[:, 1], parts[:, 2]
         owner = np.repeat(rows, counts)
-        # moving the centre by a quarter of the parent's width along j shifts every index by
-        # U_ij * width / 4 and shrinks its radius by |U_ij| * width / 4
-        quarter = 0.25 * (hi[rows, j] - lo[rows, j])
-        step = self.U[rec, j[owner]] * quarter[owner]
-        rad_child = np.maximum(rad - np.abs(step), 0.0)
+        # the left child's centre moves by (mid - hi) / 2 along j, the right one's by
+        # (mid - lo) / 2: every index moves by U_ij times that, and its radius shrinks by the
+        # same amount in absolute value (the child's half-width is the parent's minus it)
+        u_j = self.U[rec, j[owner]]
+        step_l = u_j * (0.5 * (mid - hi_j))[owner]
+        step_r = u_j * (0.5 * (mid - lo_j))[owner]
+        rad_l = np.maximum(rad - np.abs(step_l), 0.0)
+        rad_r = np.maximum(rad - np.abs(step_r), 0.0)
         gfix = self.gfix[parents]
         depth = self.depth[parents] + 1
         new = self._classify(
@@ -268,8 +277,8 @@ class BoxSampler:
             np.vstack([hi_left, hi]),
             np.vstack([gfix, gfix]),
             np.concatenate([rec, rec]),
-            np.concatenate([proj - step, proj + step]),
-            np.concatenate([rad_child, rad_child]),
+            np.concatenate([proj + step_l, proj + step_r]),
+            np.concatenate([rad_l, rad_r]),
             np.concatenate([counts, counts]),
             np.concatenate([depth, depth]),
         )
@@ -317,55 +326,69 @@ class BoxSampler:
 
     # ---------------------------------------------------------------------------- draws
     def log_density(self, theta, box):
-        """``-s ||g(theta)||_K`` using the fixed part and crossing list of ``box``."""
+        """``fl(-s ||g~(theta)||_K)`` from the fixed part and crossing list of ``box``; the
+        crossing records' indicators are decided exactly (:func:`dpreg._kng_grid.indicators_at`)
+        so that the gradient is the same function of ``theta`` in every box."""
         idx = self.lists[box][:, 0].astype(np.intp)
         g = self.gfix[box].copy()
         if idx.size:
-            on = self.U[idx] @ theta >= self.c[idx]
+            on = indicators_at(self.U[idx], self.c[idx], theta)
             g += on.astype(float) @ self.V[idx]
         return -self.scale * float(self.ball.norm(g))
 
-    def sample(self, rng):
-        """One exact draw; returns ``(theta, info)``.
+    def _int_weights(self):
+        """Integer proposal weights ``W_B >= vol(B) M_B 2**40 / max`` (at least 1) and the log
+        of the envelope they define, ``log M'_B = log(W_B 2**-40) + top - log vol(B)``."""
+        lw = self.logvol + self.logM
+        top = float(np.max(lw))
+        W = np.floor(np.exp(lw - top) * (2.0**40 * (1.0 + 2.0**-30))).astype(np.int64) + 1
+        logMp = np.log(W.astype(float)) - 40.0 * np.log(2.0) + top - self.logvol
+        return W, logMp
 
-        Alternates refinement rounds with batches of proposals. A batch is evaluated in order
-        and stops at the first acceptance, or when its evaluation work exceeds a budget (the
-        proposals left over are discarded unseen: whether a proposal is examined depends only
-        on earlier rejections, so every examined proposal is a fresh rejection trial).
+    def sample(self, rng):
+        """One exact draw of a grid cell; returns ``(centre, info)``.
+
+        Alternates refinement rounds with batches of proposals. A proposal picks box ``B``
+        with probability ``W_B / sum W`` (exact integer draw), a grid cell of ``B`` uniformly
+        (exact integer draws) and accepts with probability ``f~(c_k) / M'_B`` decided exactly
+        (:func:`dpreg._kng_grid.accept`; immediately when ``U <= m_B / M'_B``, which implies
+        it). A batch is evaluated in order and stops at the first acceptance, or when its
+        evaluation work exceeds a budget (the proposals left over are discarded unseen:
+        whether a proposal is examined depends only on earlier rejections, so every examined
+        proposal is a fresh rejection trial).
         """
         n_prop = n_eval = 0
         bound0 = None
         while True:
             wM, wm = self._weights()
-            cum = np.cumsum(wM)
-            acc = float(wm.sum() / cum[-1])
+            acc = float(wm.sum() / wM.sum())
             can_refine = self.n_boxes < self.max_boxes and bool(np.any(self.splittable & (wM > wm)))
             if acc >= self.min_acceptance or not can_refine:
                 if bound0 is None:
                     bound0 = acc
+                W, logMp = self._int_weights()
+                cum = np.cumsum(W)
                 k = int(min(max(4.0 / max(acc, 1e-3), 16), 4096))
-                b = np.searchsorted(cum, rng.uniform(size=k) * cum[-1], side="right")
-                b = np.minimum(b, self.n_boxes - 1)
-                lo, hi = self.lo[b], self.hi[b]
-                theta = np.clip(lo + (hi - lo) * rng.uniform(size=(k, self.d)), lo, hi)
-                level = np.log1p(-rng.uniform(size=k)) + self.logM[b]  # log(u M), u in (0, 1]
-                squeeze = level <= self.logm[b]
-                first = int(np.argmax(squeeze)) if squeeze.any() else k
+                b = np.searchsorted(cum, rng.integers(0, cum[-1], size=k), side="right")
+                ncell = np.rint((self.hi[b] - self.lo[b]) / self.g).astype(np.int64)
+                cell = rng.integers(0, ncell)  # exact uniform cell of the box, per coordinate
+                theta = self.lo[b] + (cell + 0.5) * self.g  # the cell centre (exact)
+                u = rng.random(k)  # k 2**-53: the top 53 bits of a real uniform U
                 rejected = []
                 work = 0
-                for i in range(first):
+                for i in range(k):
                     if work > self.eval_budget and can_refine:
                         break
                     n_prop += 1
-                    n_eval += 1
-                    work += self.lists[b[i]].shape[0] + 32
-                    if level[i] <= self.log_density(theta[i], b[i]):
+                    bi = int(b[i])
+                    # squeeze: U <= m_B / M'_B implies acceptance without evaluating f
+                    if accept_fast(float(u[i]), float(self.logm[bi]), float(logMp[bi])):
                         return theta[i], self._info(bound0, n_prop, n_eval)
-                    rejected.append(b[i])
-                else:
-                    if first < k:
-                        n_prop += 1
-                        return theta[first], self._info(bound0, n_prop, n_eval)
+                    n_eval += 1
+                    work += self.lists[bi].shape[0] + 32
+                    if accept(float(u[i]), self.log_density(theta[i], bi), float(logMp[bi]), rng):
+                        return theta[i], self._info(bound0, n_prop, n_eval)
+                    rejected.append(bi)
                 if rejected and self.n_boxes < self.max_boxes:
                     cand = np.unique(np.asarray(rejected, dtype=np.intp))
                     cand = cand[self.splittable[cand]][: self.max_boxes - self.n_boxes]

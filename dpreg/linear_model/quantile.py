@@ -384,8 +384,12 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         if d == 0:
             return np.zeros(0), {"exact": True, "sampler": "none"}
         if d == 1 or self.sampler == "exact":
-            theta, info = mech.sample_exact(random_state=rng, return_info=True)
-            return theta, {"exact": True, "sampler": "line" if d == 1 else "boxes", **info}
+            # scaled features lie in [-1, 1], so every jump |w_ij| <= 1 (public): the draw is
+            # a grid cell, epsilon-DP as computed (dpreg._kng_grid.float_scale)
+            theta, info = mech.sample_exact(
+                random_state=rng, return_info=True, jump_bound=np.ones(d)
+            )
+            return theta, {"exact": True, "sampler": "boxes", **info}
         n_sweeps = self.n_sweeps
         if n_sweeps == "auto":
             n_sweeps = int(np.clip(_AUTO_WORK / (n * (d + 1)), 20, 1000))
