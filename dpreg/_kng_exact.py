@@ -67,6 +67,37 @@ _ENUMERATE = 6
 _PATTERNS = np.array(list(itertools.product((0.0, 1.0), repeat=_ENUMERATE)))
 
 
+def _run_sums(M, rows, starts):
+    """``sum_{r in run b} M[rows[r]]`` for the consecutive runs of ``rows`` that begin at
+    ``starts`` (non-decreasing; empty runs give 0)."""
+    out = np.zeros((starts.size, M.shape[1]))
+    if rows.size == 0:
+        return out
+    full = np.diff(np.r_[starts, rows.size]) > 0
+    out[full] = np.add.reduceat(M[rows], starts[full], axis=0)
+    return out
+
+
+def _merge_duplicates(U, c, V):
+    """Rows ``(U_i, c_i)`` made unique, with the jumps ``V_i`` of equal rows added.
+
+    One lexicographic sort of the key columns (much faster than ``np.unique(axis=0)``); the
+    order of the merged rows does not matter to the sampler. Exact: equal rows switch at the
+    same points, so their jumps can be summed (in floating point, covered by the error bound).
+    """
+    keys = np.column_stack([U, c])
+    order = np.lexsort(keys.T[::-1])
+    sk = keys[order]
+    new = np.empty(sk.shape[0], dtype=bool)
+    new[:1] = True
+    np.any(sk[1:] != sk[:-1], axis=1, out=new[1:])
+    starts = np.flatnonzero(new)
+    Vs = np.asarray(V, dtype=float)[order]
+    Vm = Vs[starts] if starts.size == sk.shape[0] else np.add.reduceat(Vs, starts, axis=0)
+    Uu = np.ascontiguousarray(sk[starts, :-1])
+    return Uu, np.ascontiguousarray(sk[starts, -1]), np.ascontiguousarray(Vm)
+
+
 class _NormBounds:
     """Lower and upper bounds of ``||g||_K`` over boxes ``[glo, ghi]`` of gradients (rows)."""
 
@@ -123,14 +154,8 @@ class BoxSampler:
     ):
         # Records with the same index vector and threshold switch together: merge them (their
         # jumps add up). Exact, and it keeps crossing counts small for duplicated rows.
-        keys, inverse = np.unique(
-            np.column_stack([gradient.U, gradient.c]), axis=0, return_inverse=True
-        )
-        inverse = inverse.reshape(-1)
-        self.U = np.ascontiguousarray(keys[:, :-1])
-        self.c = np.ascontiguousarray(keys[:, -1])
-        self.V = np.zeros_like(self.U)
-        np.add.at(self.V, inverse, gradient.V)
+        self.U, self.c, self.V = _merge_duplicates(gradient.U, gradient.c, gradient.V)
+        self._Vpn = np.hstack([np.maximum(self.V, 0.0), np.minimum(self.V, 0.0)])
         self.scale = float(scale)
         self.ball = ball
         self.bounds = _NormBounds(ball)
@@ -148,18 +173,22 @@ class BoxSampler:
         lo = L.reshape(1, d).copy()
         hi = H.reshape(1, d).copy()
         # Rounding of the cached index intervals: the centre, half-widths and every update
-        # of a projection err by at most ~u ||U_i||_1 max|theta|; ``_slack_unit`` scales that.
+        # (one per split, at most 51 d splits deep: a box of one grid cell is not split, and
+        # the root has fewer than 2**51 cells per coordinate) err by at most
+        # ~u ||U_i||_1 max|theta| each. The slack covers all of them from the start, so the
+        # cached radius ``rad + slack`` needs no per-depth update.
         big = max(float(np.max(np.abs(lo))), float(np.max(np.abs(hi))))
-        self._slack_unit = 8.0 * _EPS * np.abs(self.U).sum(axis=1) * big
+        depth_max = 51.0 * d
+        slack = 8.0 * _EPS * np.abs(self.U).sum(axis=1) * big * (d + 3.0 + 3.0 * depth_max)
         self._root_width = hi - lo
         self.n_rounds = 0
         self.n_splits = 0
         ctr, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
-        proj = self.U @ ctr[0]
-        rad = np.abs(self.U) @ half[0]
+        dev = self.U @ ctr[0] - self.c  # index minus threshold at the centre
+        rad = np.abs(self.U) @ half[0] + slack
         rec = np.arange(n)
         gfix0 = np.asarray(gradient.offset, dtype=float).reshape(1, d)
-        new = self._classify(lo, hi, gfix0, rec, proj, rad, np.array([n]), np.zeros(1, int))
+        new = self._classify(lo, hi, gfix0, rec, dev, rad, np.array([n]), np.zeros(1, int))
         for f in self._FIELDS:
             setattr(self, f, new[f])
         self.lists = new["lists"]
@@ -167,33 +196,28 @@ class BoxSampler:
     # ---------------------------------------------------------------------------- boxes
     _FIELDS = ("lo", "hi", "gfix", "logM", "logm", "logvol", "split_dim", "splittable", "depth")
 
-    def _classify(self, lo, hi, gfix_parent, rec, proj, rad, counts, depth):
+    def _classify(self, lo, hi, gfix_parent, rec, dev, rad, counts, depth):
         """Boxes ``[lo, hi]`` (rows) with candidate records ``rec`` grouped in consecutive runs
-        of lengths ``counts`` (one run per box), ``proj +- rad`` the index interval of each
-        candidate over its box: fixed part of the gradient, crossing lists and bounds."""
+        of lengths ``counts`` (one run per box), ``c_i + dev +- rad`` a rigorous enclosure of
+        the index interval of each candidate over its box (``rad`` includes the rounding
+        slack): fixed part of the gradient, crossing lists and bounds."""
         nb, d = lo.shape
-        owner = np.repeat(np.arange(nb), counts)
-        slack = self._slack_unit[rec] * (d + 3.0 + 3.0 * depth[owner])
-        cr = self.c[rec]
-        active = proj - rad - slack >= cr
-        cross = ~active & ~(proj + rad + slack < cr)
-        Vr = self.V[rec]
+        active = dev >= rad
+        cross = ~active & (dev + rad >= 0.0)
         # per-box sums over consecutive runs: fixed part (records newly always active) and
-        # positive / negative jumps of the crossing records
-        cols = np.empty((rec.size + 1, 3 * d))
-        cols[-1] = 0.0  # a zero row so that runs may start at the end (empty runs)
-        crs = cross[:, None]
-        np.copyto(cols[:-1, :d], np.where(active[:, None], Vr, 0.0))
-        np.copyto(cols[:-1, d : 2 * d], np.where(crs, np.maximum(Vr, 0.0), 0.0))
-        np.copyto(cols[:-1, 2 * d :], np.where(crs, np.minimum(Vr, 0.0), 0.0))
+        # positive / negative jumps of the crossing records; only those rows are gathered
         starts = np.r_[0, np.cumsum(counts)[:-1]]
-        sums = np.add.reduceat(cols, starts, axis=0)
-        sums[counts == 0] = 0.0
-        gfix = gfix_parent + sums[:, :d]
-        pos, neg = sums[:, d : 2 * d], sums[:, 2 * d :]
-        cnt = np.add.reduceat(np.r_[cross, False], starts)
-        cnt[counts == 0] = 0
-        keep = np.column_stack([rec[cross], proj[cross], rad[cross]])
+        ia = np.flatnonzero(active)
+        ic = np.flatnonzero(cross)
+        gfix = gfix_parent + _run_sums(self.V, rec[ia], np.searchsorted(ia, starts))
+        rc = rec[ic]
+        pn = _run_sums(self._Vpn, rc, np.searchsorted(ic, starts))
+        pos, neg = pn[:, :d], pn[:, d:]
+        cnt = np.diff(np.r_[np.searchsorted(ic, starts), ic.size])
+        keep = np.empty((ic.size, 3))
+        keep[:, 0] = rc
+        keep[:, 1] = dev[ic]
+        keep[:, 2] = rad[ic]
         lists = np.split(keep, np.cumsum(cnt)[:-1])
         glo, ghi = gfix + neg, gfix + pos
         dist = np.maximum(np.maximum(glo, -ghi), 0.0)
@@ -260,7 +284,7 @@ class BoxSampler:
         counts = np.array([self.lists[p].shape[0] for p in parents], dtype=np.intp)
         parts = np.concatenate([self.lists[p] for p in parents])
         rec = parts[:, 0].astype(np.intp)
-        proj, rad = parts[:, 1], parts[:, 2]
+        dev, rad = parts[:, 1], parts[:, 2]
         owner = np.repeat(rows, counts)
         # the left child's centre moves by (mid - hi) / 2 along j, the right one's by
         # (mid - lo) / 2: every index moves by U_ij times that, and its radius shrinks by the
@@ -268,8 +292,8 @@ class BoxSampler:
         u_j = self.U[rec, j[owner]]
         step_l = u_j * (0.5 * (mid - hi_j))[owner]
         step_r = u_j * (0.5 * (mid - lo_j))[owner]
-        rad_l = np.maximum(rad - np.abs(step_l), 0.0)
-        rad_r = np.maximum(rad - np.abs(step_r), 0.0)
+        rad_l = rad - np.abs(step_l)  # stays >= the slack: |step| <= the exact radius
+        rad_r = rad - np.abs(step_r)
         gfix = self.gfix[parents]
         depth = self.depth[parents] + 1
         new = self._classify(
@@ -277,7 +301,7 @@ class BoxSampler:
             np.vstack([hi_left, hi]),
             np.vstack([gfix, gfix]),
             np.concatenate([rec, rec]),
-            np.concatenate([proj + step_l, proj + step_r]),
+            np.concatenate([dev + step_l, dev + step_r]),
             np.concatenate([rad_l, rad_r]),
             np.concatenate([counts, counts]),
             np.concatenate([depth, depth]),
