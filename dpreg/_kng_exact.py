@@ -20,34 +20,38 @@ per-coordinate largest absolute values. This gives ``m_B <= f <= M_B`` on ``B``.
 general ball ``K`` contained in the box of half-widths ``r``: ``||v||_K >= max_j |v_j| / r_j``,
 and the gauge is convex, so its maximum over the box of gradients is at one of its vertices.)
 
-Algorithm (adaptive rejection sampling)
----------------------------------------
-Keep a partition of ``Theta`` into boxes. Propose: pick box ``B`` with probability
-``∝ vol(B) M_B``, draw ``theta`` uniformly in ``B``, draw ``u`` uniform on (0, 1]; accept when
-``u M_B <= f(theta)`` (immediately when ``u M_B <= m_B``, without evaluating ``f``). A rejected
-proposal's box is split at its midpoint along the coordinate that carries most of the width of
-the crossing hyperplanes' index intervals. Before proposing, boxes with the largest
-``vol(B)(M_B - m_B)`` are split until ``sum vol m / sum vol M`` (a lower bound on the acceptance
-rate) is not too small; then refinement rounds alternate with batches of proposals. Past a box
-budget the partition is frozen and plain rejection continues (it never gives up).
+Algorithm (adaptive rejection sampling on a grid)
+-------------------------------------------------
+The box ``Theta`` is widened to a public power-of-two grid (:func:`dpreg._kng_grid.grid_box`)
+and every box of the partition is a union of grid cells. Propose: pick box ``B`` with
+probability ``W_B / sum W`` (integers ``W_B >= vol(B) M_B`` rescaled, so the envelope ``M'_B``
+they define is known exactly), a cell ``k`` of ``B`` uniformly (exact integer draws), and
+accept its centre ``c_k`` with probability ``f(c_k) / M'_B``, decided exactly for a real uniform
+(:func:`dpreg._kng_grid.accept`; immediately when it lies below ``m_B / M'_B``). A rejected
+proposal's box is split on the grid line nearest its midpoint along the coordinate that carries
+most of the width of the crossing hyperplanes' index intervals. Before proposing, boxes with the
+largest ``vol(B)(M_B - m_B)`` are split until ``sum vol m / sum vol M`` (a lower bound on the
+acceptance rate) is not too small; then refinement rounds alternate with batches of proposals.
+Past a box budget the partition is frozen and plain rejection continues (it never gives up).
 
 Why the law is exact whatever the splitting: at every proposal, conditionally on everything
-that happened before (which fixes the current envelope ``E = sum_B M_B 1_B >= f``), the
-proposal has density ``E / int E`` and is accepted with probability ``f / E`` at ``theta``, so
-``P(accept, theta in A | past) = int_A f / int E``: given acceptance the draw has density
-``f / int f`` for every history, hence unconditionally. The data steer the partition, and so
-the running time, but not the law of the output (the running time is a timing side channel,
-outside the guarantee).
+that happened before (which fixes the current envelope ``E(k) = M'_B`` for the cells of ``B``),
+the proposal picks cell ``k`` with probability ``E(k) / sum E`` and accepts it with
+probability ``f(c_k) / E(k)``, so ``P(accept, cell k | past) = f(c_k) / sum E``: given
+acceptance the cell has probability ``f(c_k) / sum f`` for every history, hence
+unconditionally. The data steer the partition, and so the running time, but not the law of
+the output (the running time is a timing side channel, outside the guarantee).
 
 Floating point
 --------------
 Classification of a hyperplane against a box uses the index interval widened by a rounding
-slack, so a hyperplane is only declared fixed when it is fixed in exact arithmetic. Gradients
-are sums of up to ``n`` terms; the envelope bounds are moved outwards by an absolute error bound
-``(4 n + 1000) u sum_i |V_ij|`` per coordinate (``u`` the machine epsilon) and a relative
-``1e-12`` on the norm, so ``m_B <= f <= M_B`` holds for the density as evaluated in floating
-point. The released law is that of the floating-point density, whose log differs from the exact
-one by at most ``s`` times that error bound.
+slack, so a hyperplane is only declared fixed when it is fixed in exact arithmetic; the
+indicators of the crossing records at a centre are decided exactly
+(:func:`dpreg._kng_grid.indicators_at`). Gradients are sums of up to ``n`` terms; the envelope
+bounds are moved outwards by an absolute error bound ``(4 n + 1000) u sum_i |V_ij|`` per
+coordinate (``u`` the machine epsilon) and a relative ``1e-12`` on the norm, so
+``m_B <= f <= M_B`` holds for the density as evaluated in floating point. What that float
+evaluation costs in privacy, and how it is paid for, is :func:`dpreg._kng_grid.float_scale`.
 """
 
 from __future__ import annotations

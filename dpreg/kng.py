@@ -52,9 +52,11 @@ exponential-mechanism baseline of ``benchmarks/quantile.py``).
 
 Exact draws and the approximate chain
 -------------------------------------
-:meth:`KNG.sample_exact` is an **exact** draw for every ``d``: for ``d == 1`` a single line
-update over the whole domain, for ``d > 1`` adaptive rejection sampling with box envelopes
-(:mod:`dpreg._kng_exact`; the running time depends on the data, the law does not). The chains
+:meth:`KNG.sample_exact` is an **exact** draw for every ``d``: for ``d == 1`` (without
+``jump_bound``) a single line update over the whole domain, released as a float; otherwise
+adaptive rejection sampling with box envelopes that releases a cell of a public power-of-two
+grid (:mod:`dpreg._kng_exact`, :mod:`dpreg._kng_grid`; the running time depends on the data,
+the law does not). The chains
 of :func:`run_chains` are approximate: their law converges to the target but after finitely
 many sweeps it is only close to it; if the law of the release is within total variation
 ``gamma`` of the KNG density for every data set, the release is
