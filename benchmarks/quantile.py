@@ -412,12 +412,37 @@ def scaling(reps=3, budget=120.0):
     return df
 
 
+def accuracy_check(reps=100, n=10_000):
+    """Mean error (and its standard error) of the default KNG fit on the heteroscedastic design
+    at ``n``, tau = 0.1 and 0.9, seeds 0..reps-1 (the data of :func:`heteroscedastic`)."""
+    rows = []
+    for tau in (0.1, 0.9):
+        z = stats.norm.ppf(tau)
+        theta = np.array([1.0 + 1.5 * z, 1.0 + z, -1.0])
+        for rep in range(reps):
+            rng = np.random.default_rng([3, int(100 * tau), n, rep])
+            X = rng.uniform(-1, 1, size=(n, 2))
+            y = 1 + X[:, 0] - X[:, 1] + (1.5 + X[:, 0]) * rng.standard_normal(n)
+            kng, _ = kng_fit(X, y, tau, 1.0, (-1, 1), (-12, 12), rep)
+            rows.append(dict(tau=tau, rep=rep, error=float(np.linalg.norm(kng - theta))))
+    df = pd.DataFrame(rows)
+    g = df.groupby("tau").error
+    print(pd.DataFrame({"mean": g.mean(), "se": g.std() / np.sqrt(g.count())}).to_string())
+    return df
+
+
 def main(argv=None):
     parser = cli_parser(__doc__)
     parser.add_argument(
         "--scaling", action="store_true", help="only the box-count / time table for d = 2..5"
     )
+    parser.add_argument(
+        "--accuracy", action="store_true", help="only the tau = 0.1 / 0.9 accuracy check"
+    )
     args = parser.parse_args(argv)
+    if args.accuracy:
+        accuracy_check()
+        return
     if args.scaling:
         df = scaling()
         save(df, "quantile_scaling", None, quick=False)
