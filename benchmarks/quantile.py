@@ -187,7 +187,7 @@ def heteroscedastic(quick):
                             n=n,
                             replicate=rep,
                             error=float(np.linalg.norm(value - theta)),
-                            max_rhat=model.sampler_diagnostics_["max_rhat"]
+                            max_rhat=model.sampler_diagnostics_.get("max_rhat", np.nan)
                             if method == "KNG"
                             else np.nan,
                         )
@@ -365,9 +365,88 @@ def run(quick: bool) -> pd.DataFrame:
     return df
 
 
+SCALING_GRID = {2: (1e3, 1e4, 1e5, 1e6), 3: (1e3, 1e4, 1e5, 1e6), 4: (1e3, 1e4, 1e5), 5: (1e3, 1e4)}
+
+
+def scaling(reps=3, budget=120.0):
+    """Box counts, proposals per draw and CPU seconds of the exact sampler, d = 2..5 and
+    n = 1e3..1e6 (epsilon = 1, tau = 1/2, linf; the timing design). A size is skipped once a
+    smaller n of the same d took more than ``budget`` CPU seconds per fit."""
+    rows = []
+    for d, sizes in SCALING_GRID.items():
+        slow = False
+        for n in (int(v) for v in sizes):
+            if slow:
+                break
+            rng = np.random.default_rng(5)
+            X = rng.uniform(-1, 1, size=(n, d - 1))
+            y = X @ np.array([1.0, -1.0, 0.5, 0.3])[: d - 1] + rng.standard_normal(n)
+            for rep in range(reps):
+                c0 = time.process_time()
+                _, m = kng_fit(X, y, 0.5, 1.0, (-1, 1), (-6, 6), rep)
+                cpu = time.process_time() - c0
+                info = m.sampler_diagnostics_
+                rows.append(
+                    dict(
+                        d=d,
+                        n=n,
+                        rep=rep,
+                        cpu_seconds=cpu,
+                        n_boxes=info["n_boxes"],
+                        n_proposals=info["n_proposals"],
+                        acceptance_bound=info["acceptance_bound"],
+                    )
+                )
+                print(rows[-1], flush=True)
+                slow = slow or cpu > budget
+    df = pd.DataFrame(rows)
+    table = df.groupby(["d", "n"]).agg(
+        cpu_seconds=("cpu_seconds", "median"),
+        n_boxes=("n_boxes", "median"),
+        proposals_per_draw=("n_proposals", "mean"),
+        acceptance_bound=("acceptance_bound", "median"),
+    )
+    # accepted draws / proposals over the replicates: the measured acceptance rate
+    table["acceptance"] = df.groupby(["d", "n"]).apply(lambda g: len(g) / g.n_proposals.sum())
+    print(table.to_string())
+    return df
+
+
+def accuracy_check(reps=100, n=10_000):
+    """Mean error (and its standard error) of the default KNG fit on the heteroscedastic design
+    at ``n``, tau = 0.1 and 0.9, seeds 0..reps-1 (the data of :func:`heteroscedastic`)."""
+    rows = []
+    for tau in (0.1, 0.9):
+        z = stats.norm.ppf(tau)
+        theta = np.array([1.0 + 1.5 * z, 1.0 + z, -1.0])
+        for rep in range(reps):
+            rng = np.random.default_rng([3, int(100 * tau), n, rep])
+            X = rng.uniform(-1, 1, size=(n, 2))
+            y = 1 + X[:, 0] - X[:, 1] + (1.5 + X[:, 0]) * rng.standard_normal(n)
+            kng, _ = kng_fit(X, y, tau, 1.0, (-1, 1), (-12, 12), rep)
+            rows.append(dict(tau=tau, rep=rep, error=float(np.linalg.norm(kng - theta))))
+    df = pd.DataFrame(rows)
+    g = df.groupby("tau").error
+    print(pd.DataFrame({"mean": g.mean(), "se": g.std() / np.sqrt(g.count())}).to_string())
+    return df
+
+
 def main(argv=None):
     parser = cli_parser(__doc__)
+    parser.add_argument(
+        "--scaling", action="store_true", help="only the box-count / time table for d = 2..5"
+    )
+    parser.add_argument(
+        "--accuracy", action="store_true", help="only the tau = 0.1 / 0.9 accuracy check"
+    )
     args = parser.parse_args(argv)
+    if args.accuracy:
+        accuracy_check()
+        return
+    if args.scaling:
+        df = scaling()
+        save(df, "quantile_scaling", None, quick=False)
+        return
     run(quick=args.quick)
 
 

@@ -20,34 +20,38 @@ per-coordinate largest absolute values. This gives ``m_B <= f <= M_B`` on ``B``.
 general ball ``K`` contained in the box of half-widths ``r``: ``||v||_K >= max_j |v_j| / r_j``,
 and the gauge is convex, so its maximum over the box of gradients is at one of its vertices.)
 
-Algorithm (adaptive rejection sampling)
----------------------------------------
-Keep a partition of ``Theta`` into boxes. Propose: pick box ``B`` with probability
-``∝ vol(B) M_B``, draw ``theta`` uniformly in ``B``, draw ``u`` uniform on (0, 1]; accept when
-``u M_B <= f(theta)`` (immediately when ``u M_B <= m_B``, without evaluating ``f``). A rejected
-proposal's box is split at its midpoint along the coordinate that carries most of the width of
-the crossing hyperplanes' index intervals. Before proposing, boxes with the largest
-``vol(B)(M_B - m_B)`` are split until ``sum vol m / sum vol M`` (a lower bound on the acceptance
-rate) is not too small; then refinement rounds alternate with batches of proposals. Past a box
-budget the partition is frozen and plain rejection continues (it never gives up).
+Algorithm (adaptive rejection sampling on a grid)
+-------------------------------------------------
+The box ``Theta`` is widened to a public power-of-two grid (:func:`dpreg._kng_grid.grid_box`)
+and every box of the partition is a union of grid cells. Propose: pick box ``B`` with
+probability ``W_B / sum W`` (integers ``W_B >= vol(B) M_B`` rescaled, so the envelope ``M'_B``
+they define is known exactly), a cell ``k`` of ``B`` uniformly (exact integer draws), and
+accept its centre ``c_k`` with probability ``f(c_k) / M'_B``, decided exactly for a real uniform
+(:func:`dpreg._kng_grid.accept`; immediately when it lies below ``m_B / M'_B``). A rejected
+proposal's box is split on the grid line nearest its midpoint along the coordinate that carries
+most of the width of the crossing hyperplanes' index intervals. Before proposing, boxes with the
+largest ``vol(B)(M_B - m_B)`` are split until ``sum vol m / sum vol M`` (a lower bound on the
+acceptance rate) is not too small; then refinement rounds alternate with batches of proposals.
+Past a box budget the partition is frozen and plain rejection continues (it never gives up).
 
 Why the law is exact whatever the splitting: at every proposal, conditionally on everything
-that happened before (which fixes the current envelope ``E = sum_B M_B 1_B >= f``), the
-proposal has density ``E / int E`` and is accepted with probability ``f / E`` at ``theta``, so
-``P(accept, theta in A | past) = int_A f / int E``: given acceptance the draw has density
-``f / int f`` for every history, hence unconditionally. The data steer the partition, and so
-the running time, but not the law of the output (the running time is a timing side channel,
-outside the guarantee).
+that happened before (which fixes the current envelope ``E(k) = M'_B`` for the cells of ``B``),
+the proposal picks cell ``k`` with probability ``E(k) / sum E`` and accepts it with
+probability ``f(c_k) / E(k)``, so ``P(accept, cell k | past) = f(c_k) / sum E``: given
+acceptance the cell has probability ``f(c_k) / sum f`` for every history, hence
+unconditionally. The data steer the partition, and so the running time, but not the law of
+the output (the running time is a timing side channel, outside the guarantee).
 
 Floating point
 --------------
 Classification of a hyperplane against a box uses the index interval widened by a rounding
-slack, so a hyperplane is only declared fixed when it is fixed in exact arithmetic. Gradients
-are sums of up to ``n`` terms; the envelope bounds are moved outwards by an absolute error bound
-``(4 n + 1000) u sum_i |V_ij|`` per coordinate (``u`` the machine epsilon) and a relative
-``1e-12`` on the norm, so ``m_B <= f <= M_B`` holds for the density as evaluated in floating
-point. The released law is that of the floating-point density, whose log differs from the exact
-one by at most ``s`` times that error bound.
+slack, so a hyperplane is only declared fixed when it is fixed in exact arithmetic; the
+indicators of the crossing records at a centre are decided exactly
+(:func:`dpreg._kng_grid.indicators_at`). Gradients are sums of up to ``n`` terms; the envelope
+bounds are moved outwards by an absolute error bound ``(4 n + 1000) u sum_i |V_ij|`` per
+coordinate (``u`` the machine epsilon) and a relative ``1e-12`` on the norm, so
+``m_B <= f <= M_B`` holds for the density as evaluated in floating point. What that float
+evaluation costs in privacy, and how it is paid for, is :func:`dpreg._kng_grid.float_scale`.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ import itertools
 
 import numpy as np
 
+from ._kng_grid import accept, accept_fast, grid_box, indicators_at
 from .noise.balls import LpBall
 
 __all__ = ["BoxSampler"]
@@ -64,6 +69,37 @@ _EPS = np.finfo(float).eps
 # boxes crossed by at most this many hyperplanes get bounds by enumerating on/off patterns
 _ENUMERATE = 6
 _PATTERNS = np.array(list(itertools.product((0.0, 1.0), repeat=_ENUMERATE)))
+
+
+def _run_sums(M, rows, starts):
+    """``sum_{r in run b} M[rows[r]]`` for the consecutive runs of ``rows`` that begin at
+    ``starts`` (non-decreasing; empty runs give 0)."""
+    out = np.zeros((starts.size, M.shape[1]))
+    if rows.size == 0:
+        return out
+    full = np.diff(np.r_[starts, rows.size]) > 0
+    out[full] = np.add.reduceat(M[rows], starts[full], axis=0)
+    return out
+
+
+def _merge_duplicates(U, c, V):
+    """Rows ``(U_i, c_i)`` made unique, with the jumps ``V_i`` of equal rows added.
+
+    One lexicographic sort of the key columns (much faster than ``np.unique(axis=0)``); the
+    order of the merged rows does not matter to the sampler. Exact: equal rows switch at the
+    same points, so their jumps can be summed (in floating point, covered by the error bound).
+    """
+    keys = np.column_stack([U, c])
+    order = np.lexsort(keys.T[::-1])
+    sk = keys[order]
+    new = np.empty(sk.shape[0], dtype=bool)
+    new[:1] = True
+    np.any(sk[1:] != sk[:-1], axis=1, out=new[1:])
+    starts = np.flatnonzero(new)
+    Vs = np.asarray(V, dtype=float)[order]
+    Vm = Vs[starts] if starts.size == sk.shape[0] else np.add.reduceat(Vs, starts, axis=0)
+    Uu = np.ascontiguousarray(sk[starts, :-1])
+    return Uu, np.ascontiguousarray(sk[starts, -1]), np.ascontiguousarray(Vm)
 
 
 class _NormBounds:
@@ -122,14 +158,8 @@ class BoxSampler:
     ):
         # Records with the same index vector and threshold switch together: merge them (their
         # jumps add up). Exact, and it keeps crossing counts small for duplicated rows.
-        keys, inverse = np.unique(
-            np.column_stack([gradient.U, gradient.c]), axis=0, return_inverse=True
-        )
-        inverse = inverse.reshape(-1)
-        self.U = np.ascontiguousarray(keys[:, :-1])
-        self.c = np.ascontiguousarray(keys[:, -1])
-        self.V = np.zeros_like(self.U)
-        np.add.at(self.V, inverse, gradient.V)
+        self.U, self.c, self.V = _merge_duplicates(gradient.U, gradient.c, gradient.V)
+        self._Vpn = np.hstack([np.maximum(self.V, 0.0), np.minimum(self.V, 0.0)])
         self.scale = float(scale)
         self.ball = ball
         self.bounds = _NormBounds(ball)
@@ -140,22 +170,29 @@ class BoxSampler:
         self.d = d
         total = np.abs(gradient.V).sum(axis=0) + np.abs(gradient.offset)
         self.err = (4.0 * n + 1000.0) * _EPS * total
+        # the public release grid and the grid-aligned root box (module docstring)
+        self.g, L, H = grid_box(np.reshape(lower, d), np.reshape(upper, d))
+        self.L = L
         # copies: the box arrays are later overwritten in place
-        lo = np.array(lower, dtype=float).reshape(1, d)
-        hi = np.array(upper, dtype=float).reshape(1, d)
+        lo = L.reshape(1, d).copy()
+        hi = H.reshape(1, d).copy()
         # Rounding of the cached index intervals: the centre, half-widths and every update
-        # of a projection err by at most ~u ||U_i||_1 max|theta|; ``_slack_unit`` scales that.
+        # (one per split, at most 51 d splits deep: a box of one grid cell is not split, and
+        # the root has fewer than 2**51 cells per coordinate) err by at most
+        # ~u ||U_i||_1 max|theta| each. The slack covers all of them from the start, so the
+        # cached radius ``rad + slack`` needs no per-depth update.
         big = max(float(np.max(np.abs(lo))), float(np.max(np.abs(hi))))
-        self._slack_unit = 8.0 * _EPS * np.abs(self.U).sum(axis=1) * big
+        depth_max = 51.0 * d
+        slack = 8.0 * _EPS * np.abs(self.U).sum(axis=1) * big * (d + 3.0 + 3.0 * depth_max)
         self._root_width = hi - lo
         self.n_rounds = 0
         self.n_splits = 0
         ctr, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
-        proj = self.U @ ctr[0]
-        rad = np.abs(self.U) @ half[0]
+        dev = self.U @ ctr[0] - self.c  # index minus threshold at the centre
+        rad = np.abs(self.U) @ half[0] + slack
         rec = np.arange(n)
         gfix0 = np.asarray(gradient.offset, dtype=float).reshape(1, d)
-        new = self._classify(lo, hi, gfix0, rec, proj, rad, np.array([n]), np.zeros(1, int))
+        new = self._classify(lo, hi, gfix0, rec, dev, rad, np.array([n]), np.zeros(1, int))
         for f in self._FIELDS:
             setattr(self, f, new[f])
         self.lists = new["lists"]
@@ -163,33 +200,28 @@ class BoxSampler:
     # ---------------------------------------------------------------------------- boxes
     _FIELDS = ("lo", "hi", "gfix", "logM", "logm", "logvol", "split_dim", "splittable", "depth")
 
-    def _classify(self, lo, hi, gfix_parent, rec, proj, rad, counts, depth):
+    def _classify(self, lo, hi, gfix_parent, rec, dev, rad, counts, depth):
         """Boxes ``[lo, hi]`` (rows) with candidate records ``rec`` grouped in consecutive runs
-        of lengths ``counts`` (one run per box), ``proj +- rad`` the index interval of each
-        candidate over its box: fixed part of the gradient, crossing lists and bounds."""
+        of lengths ``counts`` (one run per box), ``c_i + dev +- rad`` a rigorous enclosure of
+        the index interval of each candidate over its box (``rad`` includes the rounding
+        slack): fixed part of the gradient, crossing lists and bounds."""
         nb, d = lo.shape
-        owner = np.repeat(np.arange(nb), counts)
-        slack = self._slack_unit[rec] * (d + 3.0 + 3.0 * depth[owner])
-        cr = self.c[rec]
-        active = proj - rad - slack >= cr
-        cross = ~active & ~(proj + rad + slack < cr)
-        Vr = self.V[rec]
+        active = dev >= rad
+        cross = ~active & (dev + rad >= 0.0)
         # per-box sums over consecutive runs: fixed part (records newly always active) and
-        # positive / negative jumps of the crossing records
-        cols = np.empty((rec.size + 1, 3 * d))
-        cols[-1] = 0.0  # a zero row so that runs may start at the end (empty runs)
-        crs = cross[:, None]
-        np.copyto(cols[:-1, :d], np.where(active[:, None], Vr, 0.0))
-        np.copyto(cols[:-1, d : 2 * d], np.where(crs, np.maximum(Vr, 0.0), 0.0))
-        np.copyto(cols[:-1, 2 * d :], np.where(crs, np.minimum(Vr, 0.0), 0.0))
+        # positive / negative jumps of the crossing records; only those rows are gathered
         starts = np.r_[0, np.cumsum(counts)[:-1]]
-        sums = np.add.reduceat(cols, starts, axis=0)
-        sums[counts == 0] = 0.0
-        gfix = gfix_parent + sums[:, :d]
-        pos, neg = sums[:, d : 2 * d], sums[:, 2 * d :]
-        cnt = np.add.reduceat(np.r_[cross, False], starts)
-        cnt[counts == 0] = 0
-        keep = np.column_stack([rec[cross], proj[cross], rad[cross]])
+        ia = np.flatnonzero(active)
+        ic = np.flatnonzero(cross)
+        gfix = gfix_parent + _run_sums(self.V, rec[ia], np.searchsorted(ia, starts))
+        rc = rec[ic]
+        pn = _run_sums(self._Vpn, rc, np.searchsorted(ic, starts))
+        pos, neg = pn[:, :d], pn[:, d:]
+        cnt = np.diff(np.r_[np.searchsorted(ic, starts), ic.size])
+        keep = np.empty((ic.size, 3))
+        keep[:, 0] = rc
+        keep[:, 1] = dev[ic]
+        keep[:, 2] = rad[ic]
         lists = np.split(keep, np.cumsum(cnt)[:-1])
         glo, ghi = gfix + neg, gfix + pos
         dist = np.maximum(np.maximum(glo, -ghi), 0.0)
@@ -202,14 +234,13 @@ class BoxSampler:
             low[few], high[few] = self._enumerate(few, gfix, lists)
         logM = -self.scale * low * (1.0 - 1e-12)
         logm = -self.scale * high * (1.0 + 1e-12)
-        mid = 0.5 * lo + 0.5 * hi
-        can = (lo < mid) & (mid < hi)  # a midpoint split gives two proper boxes
+        can = (hi - lo) >= 2.0 * self.g  # at least two grid cells: a split gives two boxes
         # split where the crossing records' jumps (= their index-interval widths for the
         # quantile loss, where V = U) are widest
         score = np.where(can, (pos - neg) * (hi - lo), -1.0)
         split_dim = np.argmax(score, axis=1)
         splittable = (cnt > 0) & can[np.arange(nb), split_dim]
-        # volume relative to the root box: the same numbers for any rescaling of theta
+        # volume relative to the root box (= ratio of cell counts, exact before the log)
         logvol = np.log((hi - lo) / self._root_width).sum(axis=1)
         return dict(
             lo=lo, hi=hi, gfix=gfix, lists=lists, logM=logM, logm=logm, logvol=logvol,
@@ -247,20 +278,26 @@ class BoxSampler:
         j = self.split_dim[parents]
         lo, hi = self.lo[parents], self.hi[parents]
         rows = np.arange(P)
-        mid = 0.5 * lo[rows, j] + 0.5 * hi[rows, j]
+        # split on the grid line nearest the midpoint (exact: multiples of g below 2**50 g)
+        g = self.g[j]
+        lo_j, hi_j = lo[rows, j], hi[rows, j]
+        mid = lo_j + np.floor((hi_j - lo_j) / g * 0.5) * g
         hi_left, lo_right = hi.copy(), lo.copy()
         hi_left[rows, j] = mid
         lo_right[rows, j] = mid
         counts = np.array([self.lists[p].shape[0] for p in parents], dtype=np.intp)
         parts = np.concatenate([self.lists[p] for p in parents])
         rec = parts[:, 0].astype(np.intp)
-        proj, rad = parts[:, 1], parts[:, 2]
+        dev, rad = parts[:, 1], parts[:, 2]
         owner = np.repeat(rows, counts)
-        # moving the centre by a quarter of the parent's width along j shifts every index by
-        # U_ij * width / 4 and shrinks its radius by |U_ij| * width / 4
-        quarter = 0.25 * (hi[rows, j] - lo[rows, j])
-        step = self.U[rec, j[owner]] * quarter[owner]
-        rad_child = np.maximum(rad - np.abs(step), 0.0)
+        # the left child's centre moves by (mid - hi) / 2 along j, the right one's by
+        # (mid - lo) / 2: every index moves by U_ij times that, and its radius shrinks by the
+        # same amount in absolute value (the child's half-width is the parent's minus it)
+        u_j = self.U[rec, j[owner]]
+        step_l = u_j * (0.5 * (mid - hi_j))[owner]
+        step_r = u_j * (0.5 * (mid - lo_j))[owner]
+        rad_l = rad - np.abs(step_l)  # stays >= the slack: |step| <= the exact radius
+        rad_r = rad - np.abs(step_r)
         gfix = self.gfix[parents]
         depth = self.depth[parents] + 1
         new = self._classify(
@@ -268,8 +305,8 @@ class BoxSampler:
             np.vstack([hi_left, hi]),
             np.vstack([gfix, gfix]),
             np.concatenate([rec, rec]),
-            np.concatenate([proj - step, proj + step]),
-            np.concatenate([rad_child, rad_child]),
+            np.concatenate([dev + step_l, dev + step_r]),
+            np.concatenate([rad_l, rad_r]),
             np.concatenate([counts, counts]),
             np.concatenate([depth, depth]),
         )
@@ -317,55 +354,69 @@ class BoxSampler:
 
     # ---------------------------------------------------------------------------- draws
     def log_density(self, theta, box):
-        """``-s ||g(theta)||_K`` using the fixed part and crossing list of ``box``."""
+        """``fl(-s ||g~(theta)||_K)`` from the fixed part and crossing list of ``box``; the
+        crossing records' indicators are decided exactly (:func:`dpreg._kng_grid.indicators_at`)
+        so that the gradient is the same function of ``theta`` in every box."""
         idx = self.lists[box][:, 0].astype(np.intp)
         g = self.gfix[box].copy()
         if idx.size:
-            on = self.U[idx] @ theta >= self.c[idx]
+            on = indicators_at(self.U[idx], self.c[idx], theta)
             g += on.astype(float) @ self.V[idx]
         return -self.scale * float(self.ball.norm(g))
 
-    def sample(self, rng):
-        """One exact draw; returns ``(theta, info)``.
+    def _int_weights(self):
+        """Integer proposal weights ``W_B >= vol(B) M_B 2**40 / max`` (at least 1) and the log
+        of the envelope they define, ``log M'_B = log(W_B 2**-40) + top - log vol(B)``."""
+        lw = self.logvol + self.logM
+        top = float(np.max(lw))
+        W = np.floor(np.exp(lw - top) * (2.0**40 * (1.0 + 2.0**-30))).astype(np.int64) + 1
+        logMp = np.log(W.astype(float)) - 40.0 * np.log(2.0) + top - self.logvol
+        return W, logMp
 
-        Alternates refinement rounds with batches of proposals. A batch is evaluated in order
-        and stops at the first acceptance, or when its evaluation work exceeds a budget (the
-        proposals left over are discarded unseen: whether a proposal is examined depends only
-        on earlier rejections, so every examined proposal is a fresh rejection trial).
+    def sample(self, rng):
+        """One exact draw of a grid cell; returns ``(centre, info)``.
+
+        Alternates refinement rounds with batches of proposals. A proposal picks box ``B``
+        with probability ``W_B / sum W`` (exact integer draw), a grid cell of ``B`` uniformly
+        (exact integer draws) and accepts with probability ``f~(c_k) / M'_B`` decided exactly
+        (:func:`dpreg._kng_grid.accept`; immediately when ``U <= m_B / M'_B``, which implies
+        it). A batch is evaluated in order and stops at the first acceptance, or when its
+        evaluation work exceeds a budget (the proposals left over are discarded unseen:
+        whether a proposal is examined depends only on earlier rejections, so every examined
+        proposal is a fresh rejection trial).
         """
         n_prop = n_eval = 0
         bound0 = None
         while True:
             wM, wm = self._weights()
-            cum = np.cumsum(wM)
-            acc = float(wm.sum() / cum[-1])
+            acc = float(wm.sum() / wM.sum())
             can_refine = self.n_boxes < self.max_boxes and bool(np.any(self.splittable & (wM > wm)))
             if acc >= self.min_acceptance or not can_refine:
                 if bound0 is None:
                     bound0 = acc
+                W, logMp = self._int_weights()
+                cum = np.cumsum(W)
                 k = int(min(max(4.0 / max(acc, 1e-3), 16), 4096))
-                b = np.searchsorted(cum, rng.uniform(size=k) * cum[-1], side="right")
-                b = np.minimum(b, self.n_boxes - 1)
-                lo, hi = self.lo[b], self.hi[b]
-                theta = np.clip(lo + (hi - lo) * rng.uniform(size=(k, self.d)), lo, hi)
-                level = np.log1p(-rng.uniform(size=k)) + self.logM[b]  # log(u M), u in (0, 1]
-                squeeze = level <= self.logm[b]
-                first = int(np.argmax(squeeze)) if squeeze.any() else k
+                b = np.searchsorted(cum, rng.integers(0, cum[-1], size=k), side="right")
+                ncell = np.rint((self.hi[b] - self.lo[b]) / self.g).astype(np.int64)
+                cell = rng.integers(0, ncell)  # exact uniform cell of the box, per coordinate
+                theta = self.lo[b] + (cell + 0.5) * self.g  # the cell centre (exact)
+                u = rng.random(k)  # k 2**-53: the top 53 bits of a real uniform U
                 rejected = []
                 work = 0
-                for i in range(first):
+                for i in range(k):
                     if work > self.eval_budget and can_refine:
                         break
                     n_prop += 1
-                    n_eval += 1
-                    work += self.lists[b[i]].shape[0] + 32
-                    if level[i] <= self.log_density(theta[i], b[i]):
+                    bi = int(b[i])
+                    # squeeze: U <= m_B / M'_B implies acceptance without evaluating f
+                    if accept_fast(float(u[i]), float(self.logm[bi]), float(logMp[bi])):
                         return theta[i], self._info(bound0, n_prop, n_eval)
-                    rejected.append(b[i])
-                else:
-                    if first < k:
-                        n_prop += 1
-                        return theta[first], self._info(bound0, n_prop, n_eval)
+                    n_eval += 1
+                    work += self.lists[bi].shape[0] + 32
+                    if accept(float(u[i]), self.log_density(theta[i], bi), float(logMp[bi]), rng):
+                        return theta[i], self._info(bound0, n_prop, n_eval)
+                    rejected.append(bi)
                 if rejected and self.n_boxes < self.max_boxes:
                     cand = np.unique(np.asarray(rejected, dtype=np.intp))
                     cand = cand[self.splittable[cand]][: self.max_boxes - self.n_boxes]

@@ -52,9 +52,11 @@ exponential-mechanism baseline of ``benchmarks/quantile.py``).
 
 Exact draws and the approximate chain
 -------------------------------------
-:meth:`KNG.sample_exact` is an **exact** draw for every ``d``: for ``d == 1`` a single line
-update over the whole domain, for ``d > 1`` adaptive rejection sampling with box envelopes
-(:mod:`dpreg._kng_exact`; the running time depends on the data, the law does not). The chains
+:meth:`KNG.sample_exact` is an **exact** draw for every ``d``: for ``d == 1`` (without
+``jump_bound``) a single line update over the whole domain, released as a float; otherwise
+adaptive rejection sampling with box envelopes that releases a cell of a public power-of-two
+grid (:mod:`dpreg._kng_exact`, :mod:`dpreg._kng_grid`; the running time depends on the data,
+the law does not). The chains
 of :func:`run_chains` are approximate: their law converges to the target but after finitely
 many sweeps it is only close to it; if the law of the release is within total variation
 ``gamma`` of the KNG density for every data set, the release is
@@ -364,35 +366,51 @@ class KNG:
         edges, G = self.gradient.along_line(cache, Uu, t_lo, t_hi)
         return edges, -self.scale * self.ball.norm(G), None, Uu
 
-    def sample_exact(self, random_state=None, max_boxes=200_000, return_info=False):
+    def sample_exact(
+        self, random_state=None, max_boxes=200_000, return_info=False, jump_bound=None
+    ):
         """One exact draw from the KNG density.
 
-        ``d == 1``: one exact line draw through the whole interval (Smith's private quantile
-        for the intercept alone). ``d > 1``: adaptive rejection sampling with box envelopes
-        (:class:`dpreg._kng_exact.BoxSampler`; exact law, data-dependent running time).
+        ``d > 1``, or any ``d`` with ``jump_bound``: adaptive rejection sampling with box
+        envelopes (:class:`dpreg._kng_exact.BoxSampler`; exact law, data-dependent running
+        time) that releases the centre of a cell of a public power-of-two grid, drawn with
+        probability proportional to the density at the centre (``docs/
+        kng_quantile_regression.md``, "Floating point"). ``d == 1`` without ``jump_bound``:
+        one exact line draw through the whole interval, released as a float (Smith's private
+        quantile; not hardened against float attacks).
 
         Parameters
         ----------
         random_state : None, int, RandomState or Generator
         max_boxes : int, default=200_000
-            Box budget of the ``d > 1`` sampler (memory); beyond it the envelope is frozen and
+            Box budget of the box sampler (memory); beyond it the envelope is frozen and
             plain rejection continues, so the law stays exact.
         return_info : bool, default=False
             Also return a dict of sampler statistics (box count, proposals, acceptance
             bound). **They depend on the data and are not private.**
+        jump_bound : array of shape (d,), optional
+            Public bounds ``|V_ij| <= b_j`` on the gradient's jumps (and ``|offset_j| <= n
+            b_j``). When given, the density scale is lowered just enough to pay for the float
+            error of the gradient sums (:func:`dpreg._kng_grid.float_scale`), so the grid
+            release is epsilon-DP as computed; without it that error is not charged.
         """
         rng = check_random_state(random_state)
-        if self.dim == 1:
+        scale = self.scale
+        if jump_bound is not None:
+            from ._kng_grid import float_scale
+
+            n = self.gradient.U.shape[0]
+            scale = float_scale(self.epsilon, self.sensitivity, self.ball, n, jump_bound)
+        if self.dim == 1 and jump_bound is None:
             theta = np.array([0.5 * (self.lower[0] + self.upper[0])])
             theta = _line_update(self, theta, self.start_cache(theta), np.ones(1), rng)[0]
             info = {"n_boxes": 0, "n_proposals": 1, "acceptance_bound": 1.0}
         else:
             from ._kng_exact import BoxSampler
 
-            sampler = BoxSampler(
-                self.gradient, self.scale, self.ball, self.lower, self.upper, max_boxes
-            )
+            sampler = BoxSampler(self.gradient, scale, self.ball, self.lower, self.upper, max_boxes)
             theta, info = sampler.sample(rng)
+            # a deterministic function of the released cell (post-processing)
             theta = np.clip(theta, self.lower, self.upper)
         return (theta, info) if return_info else theta
 

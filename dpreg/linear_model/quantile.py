@@ -167,10 +167,17 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     *Privacy.* For neighbours the log-densities differ by at most ``epsilon / 2`` pointwise and
     the log normalising constants by at most ``epsilon / 2`` (the domain does not depend on the
     data), so one exact draw is epsilon-DP. The default sampler is exact for every supported
-    ``d`` (one parameter: a line draw, Smith's private quantile; several: adaptive rejection
-    with box envelopes, see ``docs/kng_quantile_regression.md``). Only its running time
-    depends on the data. The budget is spent after all inputs are validated and before the
-    draw; nothing after that point raises on the data.
+    ``d`` (adaptive rejection with box envelopes, see ``docs/kng_quantile_regression.md``).
+    Only its running time depends on the data. The budget is spent after all inputs are
+    validated and before the draw; nothing after that point raises on the data.
+
+    *Floating point.* The default sampler releases the centre of a cell of a public
+    power-of-two grid (about ``2**32`` cells across the parameter box per coordinate), drawn
+    exactly with probability proportional to the KNG density at the centre; the float error
+    of the gradient sums is paid for by a slightly smaller density scale. So ``coef_`` and
+    ``intercept_`` are functions of the cell only, and the release is epsilon-DP as computed
+    (derivation in the docs, section "Floating point: the grid release"). ``sampler="gibbs"``
+    releases a float and is not hardened.
 
     *Gibbs (opt-in).* ``sampler="gibbs"`` releases the last state of a Markov chain whose law
     only approaches the KNG density; if it is within total variation ``gamma`` of it for every
@@ -384,8 +391,12 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         if d == 0:
             return np.zeros(0), {"exact": True, "sampler": "none"}
         if d == 1 or self.sampler == "exact":
-            theta, info = mech.sample_exact(random_state=rng, return_info=True)
-            return theta, {"exact": True, "sampler": "line" if d == 1 else "boxes", **info}
+            # scaled features lie in [-1, 1], so every jump |w_ij| <= 1 (public): the draw is
+            # a grid cell, epsilon-DP as computed (dpreg._kng_grid.float_scale)
+            theta, info = mech.sample_exact(
+                random_state=rng, return_info=True, jump_bound=np.ones(d)
+            )
+            return theta, {"exact": True, "sampler": "boxes", **info}
         n_sweeps = self.n_sweeps
         if n_sweeps == "auto":
             n_sweeps = int(np.clip(_AUTO_WORK / (n * (d + 1)), 20, 1000))
