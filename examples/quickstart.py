@@ -54,14 +54,16 @@ print(
 
 # 3. Median regression on Engel's food expenditure data. Income is bounded in [0, 5000]; y is
 #    not clipped, and its public range [0, 5000] (food expenditure cannot exceed income) only
-#    sets the box of parameters the private slope is drawn from.
+#    sets the box of parameters the private slope is drawn from. With only 176 training rows,
+#    eps = 1 gives a slope within 0.3 of the non-private one in about 6 fits out of 10; eps = 2
+#    in about 59 out of 60 (seeds 0-59).
 X, y, _ = load_engel()
 X_tr, X_te, y_tr, y_te = train_test_split(X, y, random_state=0)
 kng = KNGQuantileRegressor(
-    quantile=0.5, epsilon=1.0, bounds_X=ENGEL_BOUNDS_X, bounds_y=ENGEL_BOUNDS_Y, random_state=0
+    quantile=0.5, epsilon=2.0, bounds_X=ENGEL_BOUNDS_X, bounds_y=ENGEL_BOUNDS_Y, random_state=0
 ).fit(X_tr, y_tr)
 qr = QuantileRegressor(quantile=0.5, alpha=0.0).fit(X_tr, y_tr)
-for name, model in (("private (eps=1)", kng), ("non-private", qr)):
+for name, model in (("private (eps=2)", kng), ("non-private", qr)):
     loss = mean_pinball_loss(y_te, model.predict(X_te), alpha=0.5)
     print(
         f"Engel median regression, {name}: slope {np.ravel(model.coef_)[0]:.3f}, "
