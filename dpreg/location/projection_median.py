@@ -56,7 +56,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_random_state
 from ..accounting import check_accountant
-from ..exceptions import PrivacyLeakWarning, PTRTestFailedError
+from ..exceptions import PrivacyLeakWarning, PTRInfeasibleError, PTRTestFailedError
 from ..noise import LaplaceMechanism
 from . import _certificate
 from . import _sensitivity as sens
@@ -370,6 +370,17 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             raise ValueError(
                 "epsilon is too small for this delta (need eps_release > -log(1-delta))."
             )
+        # Certain failure from public parameters: if even ``min O = 0`` leaves the tail bound
+        # above delta, no certificate C_0 holds on any data set, h(D) = 0 everywhere and the
+        # test passes only through its delta-probability event. Refuse before spending.
+        if not sens.max_min_outlyingness(c, tau, d, delta) >= 0.0:
+            raise PTRInfeasibleError(
+                f"The private test cannot pass with (n, d) = ({n}, {d}) at "
+                f"epsilon={epsilon:g}, delta={delta:g} (tau={tau:g}, eta={eta:g}): the release "
+                "temperature is too low to certify the tail on any data set, so the test would "
+                "fail on every input (except with probability delta). Nothing was spent. Use "
+                "more data, a larger epsilon or delta, or a smaller eta."
+            )
         self._test_fraction = frac
         return epsilon, delta, tau, eta, c
 
@@ -429,6 +440,10 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
 
         Raises
         ------
+        PTRInfeasibleError
+            Before anything is spent, if the public parameters (n, d, epsilon, delta, tau,
+            eta) make the test fail on every data set (a subclass of both
+            ``PTRTestFailedError`` and ``ValueError``).
         PTRTestFailedError
             If the private test fails (the budget is still spent).
         """
@@ -603,7 +618,8 @@ def sklearn_expected_failed_checks(estimator):
     reason = (
         "needs a successful fit on 10-30 rows: at this epsilon/delta the propose-test-release "
         "threshold exceeds the largest safety margin such data can have, so fit raises "
-        "PTRTestFailedError (the correct private outcome, not a bug)"
+        "PTRTestFailedError, or its subclass PTRInfeasibleError before spending when the "
+        "parameters alone decide it (the correct private outcome, not a bug)"
     )
     return dict.fromkeys(_CHECKS_NEEDING_A_FIT, reason)
 

@@ -10,7 +10,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpreg import BudgetAccountant, PrivateProjectionMedian
-from dpreg.exceptions import BudgetExceededError, PrivacyLeakWarning, PTRTestFailedError
+from dpreg.exceptions import (
+    BudgetExceededError,
+    PrivacyLeakWarning,
+    PTRInfeasibleError,
+    PTRTestFailedError,
+)
 from dpreg.location import _sensitivity as sens
 from dpreg.location.projection_median import (
     AUTO_TAU_TARGET,
@@ -57,7 +62,12 @@ def test_sklearn_checks_at_defaults_fail_only_through_declared_ptr_failures():
         if r["check_name"] in expected:
             assert r["status"] == "xfail", r["check_name"]
             exc = r["exception"]
-            assert isinstance(exc, PTRTestFailedError) or "PTRTestFailedError" in str(exc)
+            # PTRInfeasibleError (a PTRTestFailedError raised before spending) may be wrapped
+            # by sklearn's message about ValueErrors
+            assert isinstance(exc, PTRTestFailedError) or any(
+                name in str(exc)
+                for name in ("PTRTestFailedError", "PTRInfeasibleError", "Nothing was spent")
+            )
     assert {r["check_name"] for r in results if r["status"] == "xfail"} == set(expected)
     # the parameters used by the check above allow a pass: nothing is declared there
     tuned = PrivateProjectionMedian(epsilon=1e5, delta=1e-3, tau=10.0, eta=500.0)
@@ -180,11 +190,34 @@ def test_invalid_data():
 def test_failed_test_raises_and_spends_budget():
     acc = BudgetAccountant(epsilon=3.0, delta=1e-3)
     X = np.random.default_rng(0).standard_normal((30, 2))
-    est = PrivateProjectionMedian(epsilon=1.0, delta=1e-4, accountant=acc, random_state=0)
-    with pytest.raises(PTRTestFailedError, match="spent"):
+    # eta = 0.01 keeps the test feasible (a refusal would spend nothing); F_0 > eta here
+    est = PrivateProjectionMedian(epsilon=1.0, delta=1e-4, eta=0.01, accountant=acc, random_state=0)
+    with pytest.raises(PTRTestFailedError, match="spent") as err:
         est.fit(X)
+    assert not isinstance(err.value, PTRInfeasibleError)
     assert acc.spent == (1.0, 1e-4)
     assert not hasattr(est, "location_")
+
+
+def test_certain_failure_is_refused_before_spending():
+    """At n = 30, epsilon = 1 the default eta leaves the tail uncertifiable even at min O = 0:
+    h(D) = 0 for every D, so fit refuses (a ValueError and a PTRTestFailedError) before the
+    accountant is charged; the refusal is decided by the public tail bound alone."""
+    from dpreg.location import _sensitivity as sens
+    from dpreg.location import projection_median as pm
+
+    acc = BudgetAccountant(epsilon=3.0, delta=1e-3)
+    X = np.random.default_rng(0).standard_normal((30, 2))
+    est = PrivateProjectionMedian(epsilon=1.0, delta=1e-4, accountant=acc, random_state=0)
+    for kind in (PTRInfeasibleError, ValueError, PTRTestFailedError):
+        with pytest.raises(kind, match="Nothing was spent"):
+            est.fit(X)
+    assert acc.spent == (0.0, 0.0)
+    frac, tau, eta = pm.choose_split(30, 2, 1.0, 1e-4)  # what fit uses (public)
+    c = pm.release_inverse_temperature(1.0, 1e-4, eta, frac)
+    assert sens.max_min_outlyingness(c, tau, 2, 1e-4) == -np.inf
+    # the same parameters with a feasible eta are not refused (the refusal is not a blanket)
+    PrivateProjectionMedian(epsilon=1.0, delta=1e-4, eta=0.01)._check_params(30, 2)
 
 
 def test_accountant_spends_once_and_checks_first(gaussian):
@@ -336,7 +369,7 @@ def test_exact_sampler_refused_in_high_dimension_before_spending():
     from dpreg import BudgetAccountant
     from dpreg.location.projection_median import MAX_EXACT_DIM
 
-    X = np.random.default_rng(0).standard_normal((200, MAX_EXACT_DIM + 1))
+    X = np.random.default_rng(0).standard_normal((20000, MAX_EXACT_DIM + 1))
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
     with pytest.raises(ValueError, match="hit_and_run"):
         PrivateProjectionMedian(epsilon=5.0, accountant=acc).fit(X)
