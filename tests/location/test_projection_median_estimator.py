@@ -217,7 +217,8 @@ def test_certain_failure_is_refused_before_spending():
     c = pm.release_inverse_temperature(1.0, 1e-4, eta, frac)
     assert sens.max_min_outlyingness(c, tau, 2, 1e-4) == -np.inf
     # the same parameters with a feasible eta are not refused (the refusal is not a blanket)
-    PrivateProjectionMedian(epsilon=1.0, delta=1e-4, eta=0.01)._check_params(30, 2)
+    ok = PrivateProjectionMedian(epsilon=1.0, delta=1e-4, eta=0.01)
+    ok._refuse_certain_failure(30, 2, *ok._check_params(30, 2))
 
 
 def test_accountant_spends_once_and_checks_first(gaussian):
@@ -392,3 +393,17 @@ def test_streaming_chunks_give_identical_certificates_and_release(gaussian, monk
     np.testing.assert_array_equal(chunked.location_, whole.location_)
     # and the white-box path on the whole matrix agrees with fit
     assert _margin(PrivateProjectionMedian(epsilon=5.0), X) == whole.diagnostics_["safety_margin"]
+
+
+def test_default_direction_count_is_public_and_capped_for_large_n():
+    """The default m depends on (d, n) only; above DIRECTION_BUDGET / m rows it shrinks so that
+    m n stays near the budget (n = 1e6, d = 2: 50 directions), never below 20 d."""
+    from dpreg.location.projection_median import default_n_directions, make_directions
+
+    assert default_n_directions(2) == default_n_directions(2, 50_000) == 200
+    assert default_n_directions(10, 50_000) == 1000
+    assert default_n_directions(2, 1_000_000) == 50
+    assert default_n_directions(10, 1_000_000) == 200
+    assert default_n_directions(3, 10**9) == 60
+    U = make_directions("l2", 2, None, np.random.default_rng(0), n_samples=1_000_000)
+    assert U.shape == (50, 2)
