@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import linalg, optimize, spatial, stats
+from scipy import linalg, optimize, spatial
 
 from . import _lp
 from ._grid_release import GridProposal
@@ -149,9 +149,9 @@ class ExactSampler:
         if not np.isfinite(t_lo):
             t_lo = o_star
         self.t_lo = min(t_lo, o_star)
-        a, m0, kappa, W = _enclosing_boxes(a_lo, g_lo, a_hi, g_hi, self.t_lo, self.c, d)
+        self.t_lo = _nonnegative_widths(a_lo, g_lo, a_hi, g_hi, self.t_lo)
         self.proposal = GridProposal(
-            U, mu_s, sigma_s, self.c, self.t_lo, a, m0, kappa, W, self.x0, self.s
+            U, mu_s, sigma_s, self.c, self.t_lo, a_lo, g_lo, a_hi, g_hi, self.x0, self.s
         )
         self.n_proposals = 0
         self.n_accepted = 0
@@ -181,63 +181,23 @@ class ExactSampler:
         return self.n_accepted / self.n_proposals if self.n_proposals else float("nan")
 
 
-def _enclosing_boxes(a_lo, g_lo, a_hi, g_hi, t_lo, c, d):
-    """Proposal boxes ``m0 + kappa (G - a) +- (G W / 2)``, ``G >= a``, that contain the LP
-    boxes ``[a_lo + g_lo t, a_hi + g_hi t]`` at ``t = t_lo + (G - a) / c``, checked exactly.
-
-    With ``S = G - a`` the LP box is ``[l0 - lam S, h0 + eta S]``; centring it gives
-    ``kappa = (eta - lam) / 2`` and half-width ``(alpha + (lam + eta) S) / 2 <= (a + S) W / 2``
-    for ``W = alpha / a + lam + eta`` (alpha = h0 - l0 >= 0). Then ``vol = prod(W) G^d`` and a
-    ``Gamma(d + 1)`` draw of G truncated to ``G >= a`` makes the proposal density
-    ``∝ exp(-c t)`` on the box: no mixture weights. ``a`` minimises the proposal's mass
-    ``sum log W_i(a) + a + log Gamma(d + 1, a)`` (upper incomplete), i.e. maximises the
-    acceptance rate. The containment (two linear inequalities in G per coordinate) is checked
-    in exact rational arithmetic and W inflated until it holds, so float rounding in these
-    constants cannot cut off part of the target.
-    """
+def _nonnegative_widths(a_lo, g_lo, a_hi, g_hi, t_lo):
+    """``t_lo`` nudged up (float steps) until every LP box width ``(a_hi - a_lo) + (g_hi -
+    g_lo) t_lo`` is >= 0 in exact arithmetic (the mixture needs a polynomial with
+    non-negative coefficients). Rounding in the root makes a nudge of a few ulps at most."""
     from fractions import Fraction
 
-    l0, h0 = a_lo + g_lo * t_lo, a_hi + g_hi * t_lo
-    lam, eta = -g_lo / c, g_hi / c
-    alpha = np.maximum(h0 - l0, 0.0)
-    beta = np.maximum(lam + eta, 0.0)
+    def width(al, gl, ah, gh, ft):
+        F = Fraction
+        return F(float(ah)) - F(float(al)) + (F(float(gh)) - F(float(gl))) * ft
 
-    def cost(log_a):
-        av = math.exp(log_a)
-        with np.errstate(divide="ignore"):
-            w = np.log(alpha / av + beta)
-        # log Gamma(d + 1, a) = gammaln(d + 1) + log P(Gamma(d + 1) > a); the constant drops
-        return float(np.sum(w) + av + stats.gamma.logsf(av, d + 1.0))
-
-    if np.any(alpha > 0):
-        res = optimize.minimize_scalar(
-            cost, bounds=(math.log(1e-8), math.log(1e3)), method="bounded"
-        )
-        a = float(math.exp(res.x))
-    else:
-        a = 1e-8
-    m0 = 0.5 * (l0 + h0)
-    kappa = 0.5 * (eta - lam)
-    W = (alpha / a + beta) * (1.0 + 1e-12) + 1e-300
-    fc, ft, fa = Fraction(float(c)), Fraction(float(t_lo)), Fraction(a)
-    for i in range(d):
-        lo_v = Fraction(float(a_lo[i])) + Fraction(float(g_lo[i])) * ft  # LP box at G = a
-        hi_v = Fraction(float(a_hi[i])) + Fraction(float(g_hi[i])) * ft
-        lo_s, hi_s = Fraction(float(g_lo[i])) / fc, Fraction(float(g_hi[i])) / fc  # per unit G
-        for _ in range(200):
-            m, k, w = Fraction(float(m0[i])), Fraction(float(kappa[i])), Fraction(float(W[i]))
-            ok = (
-                m - fa * w / 2 <= lo_v
-                and k - w / 2 <= lo_s
-                and m + fa * w / 2 >= hi_v
-                and k + w / 2 >= hi_s
-            )
-            if ok:
-                break
-            W[i] = W[i] * (1.0 + 2.0**-30) + 2.0**-1000
-        else:  # pragma: no cover - W grows geometrically: unreachable for finite inputs
-            raise RuntimeError("could not enclose the LP boxes.")
-    return a, m0, kappa, W
+    for _ in range(64):
+        ft = Fraction(t_lo)
+        ok = all(width(*v, ft) >= 0 for v in zip(a_lo, g_lo, a_hi, g_hi, strict=True))
+        if ok:
+            return t_lo
+        t_lo = float(np.nextafter(t_lo, np.inf)) + 1e-300
+    raise RuntimeError("could not make the LP box widths non-negative.")
 
 
 def _upper_envelope(intercepts, slopes):

@@ -56,7 +56,7 @@ def _float_path(U, mu, sigma, seed, n=N_DRAWS):
     p, out, rng = smp.proposal, [], np.random.default_rng(seed + 1)
     while sum(len(o) for o in out) < n:
         k = (random_words(rng, (8192, p.q)) >> np.uint64(11)).astype(np.float64)
-        S, X, t = p._point(_FloatBackend, k)
+        S, X, t = p._point(_FloatBackend, k, p.component(rng, 8192))
         ok = p._accept_float(S, X, t) == 1
         out.append(smp.x0 + smp.s * X.m[ok])
     return np.concatenate(out)[:n]
@@ -117,7 +117,8 @@ def test_float_balls_enclose_the_arb_values():
     p = ExactSampler(U, mu, sigma, 3.0, np.random.default_rng(0)).proposal
     words = random_words(np.random.default_rng(5), (300, p.q))
     k = (words >> np.uint64(11)).astype(np.float64)
-    S, X, t = p._point(_FloatBackend, k)
+    comp = p.component(np.random.default_rng(6), 300)
+    S, X, t = p._point(_FloatBackend, k, comp)
     status = p._accept_float(S, X, t)
     old = ctx.prec
     ctx.prec = 200
@@ -129,10 +130,11 @@ def test_float_balls_enclose_the_arb_values():
             u = np.empty((1, p.q), dtype=object)
             for j, nk in enumerate(nums):
                 u[0, j] = arb(arb(2 * nk + 1) * half, half)
-            Sa, Xa, ta = p._point(_ArbBackend, u)
+            Sa, Xa, ta = p._point(_ArbBackend, u, [int(comp[i])])
             for j in range(p.d):
                 v = float(Xa[0, j].mid())
                 assert abs(v - X.m[i, j]) <= X.r[i, j], (i, j)
+            assert abs(float(Sa[0, 0].mid()) - S.m[i, 0]) <= S.r[i, 0]
             dec = p._accept_arb(Sa, Xa, ta)
             if status[i] != 0:
                 assert dec is bool(status[i] == 1)
