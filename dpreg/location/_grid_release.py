@@ -119,6 +119,8 @@ class GridProposal:
         w = [pk * math.factorial(k) for k, pk in enumerate(poly)]
         top = max(w)
         e = 40 - (top.numerator.bit_length() - top.denominator.bit_length())
+        if not -1000 <= e <= 1000:  # 2.0**e must be a normal float (the frame makes e small)
+            raise ValueError("box polynomial out of the float range.")
         K = Fraction(2) ** e
         N = [math.ceil(wk * K) for wk in w]
         self.K_exp = e
