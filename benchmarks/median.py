@@ -327,6 +327,23 @@ def sota(runs=10, n=50000, d=10, epsilon=5.0, small_runs=20, big_n=1_000_000):
     return df
 
 
+def direction_cap(runs=5, n=1_000_000, d=2, epsilon=5.0):
+    """RMSE and CPU time at large n: the default (capped) direction count vs 200 directions."""
+    for m in (None, 200):
+        err, cpu = [], []
+        for r in range(runs):
+            X = np.random.default_rng(700 + r).standard_normal((n, d))
+            c = time.process_time()
+            est = PrivateProjectionMedian(epsilon=epsilon, random_state=r, n_directions=m).fit(X)
+            cpu.append(time.process_time() - c)
+            err.append(np.sum(est.location_**2))
+        print(
+            f"{est.n_directions_} directions: RMSE {np.sqrt(np.mean(err)):.5f}, "
+            f"CPU {min(cpu):.2f}-{max(cpu):.2f} s per fit",
+            flush=True,
+        )
+
+
 def main(argv=None):
     parser = cli_parser(__doc__)
     parser.add_argument("--runs", type=int, default=None)
@@ -338,7 +355,12 @@ def main(argv=None):
     parser.add_argument(
         "--sota", action="store_true", help="issue #14 item 3: vs CoinPress, n=1000, n=1e6"
     )
+    parser.add_argument(
+        "--direction-cap", action="store_true", help="n = 1e6: capped vs 200 directions"
+    )
     args = parser.parse_args(argv)
+    if args.direction_cap:
+        return direction_cap()
     if args.calibrate:
         return calibrate()
     if args.sota:
