@@ -18,6 +18,14 @@ class PTRTestFailedError(RuntimeError):
     """Raised when a propose-test-release test fails: nothing is released, the budget is spent."""
 
 
+class PTRInfeasibleError(PTRTestFailedError, ValueError):
+    """Raised *before* anything is spent when public parameters alone (n, d, epsilon, delta
+    and the public tuning) make a propose-test-release test fail on every data set, except
+    through its delta-probability event. Nothing is read beyond the data's shape, nothing is
+    released and nothing is spent. A subclass of :class:`PTRTestFailedError` (code that
+    handles a failed test handles it) and of ``ValueError`` (the parameters are the cause)."""
+
+
 class BudgetStoreError(RuntimeError):
     """Raised when a :class:`dpreg.BudgetAccountant` cannot use its ledger store: the file is
     gone or unreachable (e.g. an accountant unpickled on another machine), locked for longer

@@ -10,6 +10,8 @@ turns them into predictions in the user's units.
 * :mod:`.adassp` -- AdaSSP (Wang 2018) and BoostedAdaSSP (Tang et al. 2024), Gaussian noise.
 * :mod:`.tukeyem` -- the Tukey-depth exponential mechanism with propose-test-release
   (Amin, Joseph, Ribero and Vassilvitskii 2022).
+* :mod:`.coinpress` -- CoinPress (Biswas et al. 2020), the multivariate-mean anchor of the
+  median benchmarks.
 * :func:`ols` -- the non-private least-squares fit (raw data, no clipping).
 """
 

@@ -31,9 +31,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import linalg, optimize, spatial, special
+from scipy import linalg, optimize, spatial
 
 from . import _lp
+from ._grid_release import GridProposal
 
 
 def outlyingness(X, U, mu, sigma):
@@ -141,64 +142,62 @@ class ExactSampler:
         except RuntimeError:  # a looser box in closed form; the output law is unchanged
             a_hi, g_hi, a_lo, g_lo = _parallelepiped_tangents(U, mu_s, sigma_s)
         # hi(t) = a_hi + g_hi t, lo(t) = a_lo + g_lo t (g_lo <= 0); width = A + B t
-        self.a_lo, self.g_lo = a_lo, g_lo
         A, B = a_hi - a_lo, g_hi - g_lo
         with np.errstate(divide="ignore", invalid="ignore"):
             roots = np.where(B > 0, -A / B, np.where(A >= 0, -np.inf, np.inf))
         t_lo = float(np.max(roots))
         if not np.isfinite(t_lo):
             t_lo = o_star
-        t_lo = min(t_lo, o_star)
-        self.t_lo = t_lo
-        self.a_hi, self.g_hi = a_hi, g_hi
-        alpha = np.maximum(A + B * t_lo, 0.0)  # widths at t_lo
-        beta = B / self.c  # width slope per unit of s~ = c (t - t_lo)
-        # coefficients of prod_i (alpha_i + beta_i s~) in powers of s~, scaled to avoid overflow
-        coef = np.array([1.0])
-        for al, be in zip(alpha, beta, strict=True):
-            coef = np.convolve(coef, [al, be])
-            top = np.max(coef)
-            if top > 0:
-                coef = coef / top
-        k = np.arange(coef.size)
-        with np.errstate(divide="ignore"):
-            logw = np.log(coef) + special.gammaln(k + 1.0)
-        logw -= np.max(logw)
-        w = np.exp(logw)
-        self.mix_weights = w / w.sum()
+        self.t_lo = min(t_lo, o_star)
+        self.t_lo = _nonnegative_widths(a_lo, g_lo, a_hi, g_hi, self.t_lo)
+        self.proposal = GridProposal(
+            U, mu_s, sigma_s, self.c, self.t_lo, a_lo, g_lo, a_hi, g_hi, self.x0, self.s
+        )
         self.n_proposals = 0
         self.n_accepted = 0
 
-    def _propose(self, size):
-        k = self.rng.choice(self.mix_weights.size, size=size, p=self.mix_weights)
-        t = self.t_lo + self.rng.gamma(k + 1.0) / self.c
-        lo = self.a_lo + self.g_lo * t[:, None]
-        hi = self.a_hi + self.g_hi * t[:, None]
-        x = lo + (hi - lo) * self.rng.random((size, lo.shape[1]))
-        return t, x
-
     def sample(self, size=1, max_proposals=None, batch=4096):
-        """Draw ``size`` exact samples; with an int ``max_proposals``, raise ``RuntimeError``
-        after that many proposals (a data-dependent event: see the estimator's docstring)."""
+        """Draw ``size`` exact samples, each released on the relative grid of
+        :mod:`._grid_release` (the cell of the ideal draw, decided exactly). With an int
+        ``max_proposals``, raise ``RuntimeError`` after that many proposals (a data-dependent
+        event: see the estimator's docstring)."""
         out = []
         while len(out) < size:
-            if max_proposals is not None and self.n_proposals >= max_proposals:
+            budget = None if max_proposals is None else max_proposals - self.n_proposals
+            if budget is not None and budget <= 0:
                 raise RuntimeError(
                     f"exact sampler: no acceptance within {max_proposals} proposals "
                     f"(acceptance rate {self.acceptance_rate:.2e}). Use fewer directions, a "
                     "lower dimension, or the approximate sampler='hit_and_run'."
                 )
-            t, x = self._propose(batch)
-            self.n_proposals += batch
-            ok = outlyingness(x, self.U, self.mu, self.sigma) <= t
-            acc = x[ok]
-            self.n_accepted += acc.shape[0]
-            out.extend(acc[: size - len(out)])
-        return self.x0 + self.s * np.asarray(out)
+            got, used = self.proposal.draw(self.rng, size - len(out), batch, budget)
+            self.n_proposals += used
+            self.n_accepted += len(got)
+            out.extend(got)
+        return np.asarray(out)
 
     @property
     def acceptance_rate(self):
         return self.n_accepted / self.n_proposals if self.n_proposals else float("nan")
+
+
+def _nonnegative_widths(a_lo, g_lo, a_hi, g_hi, t_lo):
+    """``t_lo`` nudged up (float steps) until every LP box width ``(a_hi - a_lo) + (g_hi -
+    g_lo) t_lo`` is >= 0 in exact arithmetic (the mixture needs a polynomial with
+    non-negative coefficients). Rounding in the root makes a nudge of a few ulps at most."""
+    from fractions import Fraction
+
+    def width(al, gl, ah, gh, ft):
+        F = Fraction
+        return F(float(ah)) - F(float(al)) + (F(float(gh)) - F(float(gl))) * ft
+
+    for _ in range(64):
+        ft = Fraction(t_lo)
+        ok = all(width(*v, ft) >= 0 for v in zip(a_lo, g_lo, a_hi, g_hi, strict=True))
+        if ok:
+            return t_lo
+        t_lo = float(np.nextafter(t_lo, np.inf)) + 1e-300
+    raise RuntimeError("could not make the LP box widths non-negative.")
 
 
 def _upper_envelope(intercepts, slopes):

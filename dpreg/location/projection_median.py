@@ -56,7 +56,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_random_state
 from ..accounting import check_accountant
-from ..exceptions import PrivacyLeakWarning, PTRTestFailedError
+from ..exceptions import PrivacyLeakWarning, PTRInfeasibleError, PTRTestFailedError
 from ..noise import LaplaceMechanism
 from . import _certificate
 from . import _sensitivity as sens
@@ -72,6 +72,8 @@ TARGET_FAILURE = 0.01
 FLOAT_SLACK = 1e-6
 #: Ladder step of the min-O allowance (absorbs an LP point at most this far above the optimum).
 LP_SLACK = 1e-6
+#: Default number of projected values (directions x rows) per fit (see default_n_directions).
+DIRECTION_BUDGET = 5e7
 #: ``tau="auto"`` picks the smallest tau whose certified ``min O`` allowance reaches this.
 AUTO_TAU_TARGET = 0.4
 
@@ -156,14 +158,28 @@ def choose_split(n, dim, epsilon, delta, scale="mad", tau="auto", eta=None):
     return best[1:]
 
 
-def make_directions(norm, n_features, n_directions, rng):
+def default_n_directions(n_features, n_samples=None):
+    """``min(1000, max(200, 100 d))``, capped at ``max(20 d, DIRECTION_BUDGET / n)`` for large n.
+
+    A fit sorts ``m n`` projections and runs the certificates on each of the m rows, so its
+    cost is proportional to ``m n``; the cap keeps that near ``DIRECTION_BUDGET`` (it binds only
+    above n = 250,000 at d = 2, and 50,000 at d = 10). Public: n and d only.
+    """
+    d = int(n_features)
+    m = int(min(1000, max(200, 100 * d)))
+    if n_samples is not None:
+        m = min(m, max(20 * d, math.ceil(DIRECTION_BUDGET / max(int(n_samples), 1))))
+    return m
+
+
+def make_directions(norm, n_features, n_directions, rng, n_samples=None):
     """The data-independent direction set U (rows normalised to unit l2 length)."""
     d = n_features
     if isinstance(norm, str):
         key = norm.lower()
         if key == "linf":
             return np.eye(d)
-        m = n_directions if n_directions is not None else int(min(1000, max(200, 100 * d)))
+        m = n_directions if n_directions is not None else default_n_directions(d, n_samples)
         if key == "l2":
             if d == 1:
                 return np.ones((1, 1))
@@ -216,7 +232,9 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         when ``2^(d-1) <= n_directions``, else a random subset), or explicit directions.
         Directions never depend on the data.
     n_directions : int or None, default=None
-        Number of directions for "l2"/"l1" (default ``min(1000, max(200, 100 d))``).
+        Number of directions for "l2"/"l1" (default ``min(1000, max(200, 100 d))``, capped
+        at ``max(20 d, 5e7 / n_samples)`` so that large data sets stay fast; see
+        :func:`default_n_directions`).
     location : {"median"}, default="median"
         Projected location estimator.
     scale : {"mad", "iqr"}, default="mad"
@@ -373,6 +391,19 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         self._test_fraction = frac
         return epsilon, delta, tau, eta, c
 
+    def _refuse_certain_failure(self, n, d, epsilon, delta, tau, eta, c):
+        """Certain failure from public parameters: if even ``min O = 0`` leaves the tail bound
+        above delta, no certificate C_0 holds on any data set, h(D) = 0 everywhere and the
+        test passes only through its delta-probability event. Refuse before spending."""
+        if not sens.max_min_outlyingness(c, tau, d, delta) >= 0.0:
+            raise PTRInfeasibleError(
+                f"The private test cannot pass with (n, d) = ({n}, {d}) at "
+                f"epsilon={epsilon:g}, delta={delta:g} (tau={tau:g}, eta={eta:g}): the release "
+                "temperature is too low to certify the tail on any data set, so the test would "
+                "fail on every input (except with probability delta). Nothing was spent. Use "
+                "more data, a larger epsilon or delta, or a smaller eta."
+            )
+
     # ------------------------------------------------------------------ PTR
     def _safety_margin(self, U, S, eta, tau, c, delta, k_cap, x_star=None):
         """``h(D)`` from the whole sorted matrix ``S`` (or an iterable of sorted row-chunks),
@@ -429,6 +460,10 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
 
         Raises
         ------
+        PTRInfeasibleError
+            Before anything is spent, if the public parameters (n, d, epsilon, delta, tau,
+            eta) make the test fail on every data set (a subclass of both
+            ``PTRTestFailedError`` and ``ValueError``).
         PTRTestFailedError
             If the private test fails (the budget is still spent).
         """
@@ -442,6 +477,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         accountant = check_accountant(self.accountant)
         if accountant is not None:
             accountant.check(epsilon, delta)
+        self._refuse_certain_failure(n, d, epsilon, delta, tau, eta, c)
         if (
             self.sampler == "exact"
             and d > MAX_EXACT_DIM
@@ -455,7 +491,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             )
         accountant.spend(epsilon, delta)  # atomic reserve, after validation, before computing
         rng = check_random_state(self.random_state)
-        U = make_directions(self.norm, d, self.n_directions, rng)
+        U = make_directions(self.norm, d, self.n_directions, rng, n_samples=n)
 
         frac = self._test_fraction
         eps_test = frac * epsilon
@@ -603,7 +639,8 @@ def sklearn_expected_failed_checks(estimator):
     reason = (
         "needs a successful fit on 10-30 rows: at this epsilon/delta the propose-test-release "
         "threshold exceeds the largest safety margin such data can have, so fit raises "
-        "PTRTestFailedError (the correct private outcome, not a bug)"
+        "PTRTestFailedError, or its subclass PTRInfeasibleError before spending when the "
+        "parameters alone decide it (the correct private outcome, not a bug)"
     )
     return dict.fromkeys(_CHECKS_NEEDING_A_FIT, reason)
 

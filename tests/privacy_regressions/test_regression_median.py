@@ -120,6 +120,7 @@ def test_median_pass_then_numerical_failure_is_indistinguishable():
             delta=0.3,
             norm="linf",
             tau=1.0,
+            eta=0.01,  # a feasible test (otherwise fit refuses before spending)
             test_fraction=0.5,
             random_state=seed,
             diagnostics=True,
