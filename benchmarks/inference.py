@@ -63,15 +63,16 @@ def cell_draws(n, reps, n_boot, seed):
     return {eps: (np.array(a), np.array(b)) for eps, (a, b) in out.items()}
 
 
-def score(n, eps, est, ci):
+def score(n, eps, est, ci, truth=BETA, names=NAMES, estimator="functional"):
     lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
     oracle = hi - lo
     rows = []
-    for j, name in enumerate(NAMES):
-        inside = (ci[:, j, 0] <= BETA[j]) & (BETA[j] <= ci[:, j, 1])
+    for j, name in enumerate(names):
+        inside = (ci[:, j, 0] <= truth[j]) & (truth[j] <= ci[:, j, 1])
         width = ci[:, j, 1] - ci[:, j, 0]
         rows.append(
             dict(
+                estimator=estimator,
                 n=n,
                 epsilon=eps,
                 param=name,
