@@ -43,3 +43,35 @@ def logistic_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID):
             out[eps][0].append(np.r_[model.intercept_, model.coef_.ravel()])
             out[eps][1].append(ci)
     return {eps: (np.array(a), np.array(b)) for eps, (a, b) in out.items()}
+
+
+MEDIAN_TRUTH = np.array([3.0, -1.0])
+MEDIAN_NAMES = ["x1", "x2"]
+
+
+def median_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID):
+    """As the other cells; a failed PTR test (nothing released) is counted, not scored."""
+    from dpreg import PrivateProjectionMedian  # noqa: PLC0415
+    from dpreg.exceptions import PTRTestFailedError  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    out = {eps: ([], [], 0) for eps in eps_grid}
+    for _ in range(reps):
+        X = rng.standard_normal((n, 2)) + MEDIAN_TRUTH
+        for eps in eps_grid:
+            est, cis, failed = out[eps]
+            model = PrivateProjectionMedian(
+                epsilon=(1 - SHARE) * eps, norm="linf", random_state=rng
+            )
+            try:
+                model.fit(X)
+            except PTRTestFailedError:
+                out[eps] = (est, cis, failed + 1)
+                continue
+            model.release_scale(X, SHARE * eps, random_state=rng)
+            est.append(model.location_.copy())
+            cis.append(model.conf_int(0.05, n_boot=n_boot))
+    return {
+        eps: (np.array(a).reshape(-1, 2), np.array(b).reshape(-1, 2, 2), f)
+        for eps, (a, b, f) in out.items()
+    }

@@ -49,7 +49,7 @@ class HessianRelease:
     sensitivity: float
     epsilon: float
     n: int
-    theta: np.ndarray
+    theta: np.ndarray  # the fit's theta_ itself: identifies the fit the release belongs to
 
 
 def _encode(H):
@@ -129,7 +129,7 @@ def release_hessian(estimator, X, y, epsilon, accountant=None, random_state=None
         sensitivity=sens,
         epsilon=epsilon,
         n=n,
-        theta=theta.copy(),
+        theta=estimator.theta_,
     )
     return estimator
 
@@ -137,7 +137,8 @@ def release_hessian(estimator, X, y, epsilon, accountant=None, random_state=None
 def _release(estimator):
     _check_binary(estimator)
     rel = getattr(estimator, "inference_release_", None)
-    if rel is None or not np.array_equal(rel.theta, estimator.theta_[0]):
+    # the very array of this fit (a refit makes a new one, even with the same seed)
+    if rel is None or rel.theta is not estimator.theta_:
         raise ValueError(
             "no Hessian release for this fit: call release_hessian(X, y, epsilon) after fit "
             "(it spends epsilon; the intervals need the curvature of the loss)."
