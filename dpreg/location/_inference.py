@@ -101,7 +101,10 @@ def release_scale(
     rng = check_random_state(random_state)
     accountant.spend(epsilon, 0.0)  # reserve before the data are used
     Q = np.empty((4, d))
-    centred = X - estimator.location_  # the centre is public (released)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # the centre is public (released); clipping into the public candidate range keeps
+        # every value finite (x - centre can overflow) and changes no quantile inside it
+        centred = np.clip(X - estimator.location_, lo, hi)
     for j in range(d):
         Q[:, j] = private_quantile_draws(centred[:, j], levels, eps_each, lo, hi, "asinh", s, rng)
     Q = np.sort(Q, axis=0)  # monotone rearrangement (post-processing)

@@ -141,3 +141,12 @@ def test_coverage_cell():
     cov, ratio = _coverage(100000, 4.0, reps=100, seed=7)
     assert np.all((cov >= 0.91) & (cov <= 0.99)), cov
     assert np.all(ratio <= 1.5), ratio
+
+
+def test_extreme_finite_values_do_not_raise_after_the_spend(big):
+    """x - location_ can overflow; the release must still complete (no data-dependent raise)."""
+    X, m = big
+    X2 = X.copy()
+    X2[0] = [1.7e308, -1.7e308]
+    rel = m.release_scale(X2, 0.4, random_state=8).inference_release_
+    assert np.all(np.isfinite(rel.quantiles)) and np.all(rel.sigma > 0)
