@@ -11,7 +11,13 @@ once per data set) and compute the 95% ``conf_int`` (basic parametric bootstrap 
 * ``width_ratio``: mean interval width over the oracle width, the 2.5-97.5% quantile spread
   of the estimator across the ``reps`` data sets (its exact sampling distribution, simulated).
 
-Run: ``python -m benchmarks.inference [--quick | --full]``.
+The same coverage/width table is produced for the binary ``ObjectivePerturbationLogistic``
+and ``PrivateProjectionMedian(norm="linf")`` (``benchmarks/_inference_cells.py``: each fit
+gets 0.9 epsilon and its extra inference release 0.1 epsilon, so every cell spends exactly
+epsilon), and seed 001's Figure 4 is regenerated with a line for dpreg's intervals
+(``benchmarks/_inference_figure4.py``).
+
+Run: ``python -m benchmarks.inference [--quick | --full] [--estimators functional,...]``.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import pandas as pd
 from dpreg import FunctionalLinearRegression
 from dpreg.linear_model.functional import sufficient_statistics
 
+from . import _inference_cells as cells_mod
+from . import _inference_figure4 as figure4
 from ._common import cli_parser, save
 
 BETA = np.array([1.0, 2.0, -1.0])  # intercept first
@@ -63,15 +71,16 @@ def cell_draws(n, reps, n_boot, seed):
     return {eps: (np.array(a), np.array(b)) for eps, (a, b) in out.items()}
 
 
-def score(n, eps, est, ci):
+def score(n, eps, est, ci, truth=BETA, names=NAMES, estimator="functional"):
     lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
     oracle = hi - lo
     rows = []
-    for j, name in enumerate(NAMES):
-        inside = (ci[:, j, 0] <= BETA[j]) & (BETA[j] <= ci[:, j, 1])
+    for j, name in enumerate(names):
+        inside = (ci[:, j, 0] <= truth[j]) & (truth[j] <= ci[:, j, 1])
         width = ci[:, j, 1] - ci[:, j, 0]
         rows.append(
             dict(
+                estimator=estimator,
                 n=n,
                 epsilon=eps,
                 param=name,
@@ -85,7 +94,7 @@ def score(n, eps, est, ci):
     return rows
 
 
-def run(quick: bool = False) -> pd.DataFrame:
+def run_functional(quick: bool = False) -> pd.DataFrame:
     reps, n_boot = (60, 300) if quick else (150, 250)
     rows = []
     for i, n in enumerate(N_GRID):
@@ -97,12 +106,64 @@ def run(quick: bool = False) -> pd.DataFrame:
     return df
 
 
+def run_logistic(quick: bool = False) -> pd.DataFrame:
+    reps = {1000: 30, 10000: 30, 100000: 10} if quick else {1000: 100, 10000: 100, 100000: 50}
+    rows = []
+    for i, n in enumerate(N_GRID):
+        cells = cells_mod.logistic_cells(n, reps[n], 300, seed=2000 + i)
+        for eps, (est, ci) in cells.items():
+            rows += score(n, eps, est, ci, cells_mod.LOGIT_BETA, cells_mod.LOGIT_NAMES, "logistic")
+    df = pd.DataFrame(rows)
+    print(summary(df))
+    save(df, "inference_logistic", _figure(df), quick=quick)
+    return df
+
+
+def run_median(quick: bool = False) -> pd.DataFrame:
+    reps = {1000: 10, 10000: 15, 100000: 8} if quick else {1000: 60, 10000: 60, 100000: 30}
+    rows = []
+    for i, n in enumerate(N_GRID):
+        cells = cells_mod.median_cells(n, reps[n], 1000, seed=3000 + i)
+        for eps, (est, ci, failed) in cells.items():
+            if len(est) >= 2:
+                new = score(
+                    n, eps, est, ci, cells_mod.MEDIAN_TRUTH, cells_mod.MEDIAN_NAMES, "median"
+                )
+            else:  # the private test failed (nearly) every time: nothing to score
+                new = [
+                    dict(estimator="median", n=n, epsilon=eps, param=p, reps=len(est))
+                    for p in cells_mod.MEDIAN_NAMES
+                ]
+            for r in new:
+                r["ptr_failed"] = failed
+            rows += new
+    df = pd.DataFrame(rows)
+    print(summary(df))
+    save(df, "inference_median", _figure(df), quick=quick)
+    return df
+
+
+RUNNERS = {
+    "functional": run_functional,
+    "logistic": run_logistic,
+    "median": run_median,
+    "figure4": lambda quick: figure4.run(quick),
+}
+
+
+def run(quick: bool = False, estimators=("functional", "logistic", "median", "figure4")):
+    return {name: RUNNERS[name](quick) for name in estimators}
+
+
 def summary(df) -> str:
     lines = [
-        "| n | epsilon | coverage const / x1 / x2 | width ratio const / x1 / x2 |",
+        f"| n | epsilon | coverage {' / '.join(df.param.unique())} | width ratio |",
         "|---|---|---|---|",
     ]
     for (n, eps), g in df.groupby(["n", "epsilon"]):
+        if g.coverage.isna().all():
+            lines.append(f"| {n:.0e} | {eps:g} | private test failed in every run | - |")
+            continue
         cov = " / ".join(f"{v:.3f}" for v in g.coverage)
         wr = " / ".join(f"{v:.2f}" for v in g.width_ratio)
         lines.append(f"| {n:.0e} | {eps:g} | {cov} | {wr} |")
@@ -129,8 +190,17 @@ def _figure(df):
 
 def main(argv=None):
     parser = cli_parser(__doc__)
+    parser.add_argument(
+        "--estimators",
+        default="functional,logistic,median,figure4",
+        help="comma-separated subset of: " + ", ".join(RUNNERS),
+    )
     args = parser.parse_args(argv)
-    run(quick=args.quick)
+    names = [s.strip() for s in args.estimators.split(",") if s.strip()]
+    unknown = set(names) - set(RUNNERS)
+    if unknown:
+        parser.error(f"unknown estimators {sorted(unknown)}")
+    run(quick=args.quick, estimators=names)
 
 
 if __name__ == "__main__":

@@ -185,9 +185,10 @@ def warn_if_poor(ns):
 class Summary:
     """Result of ``summary()``: ``str(summary)`` is the table, :meth:`as_dataframe` the frame."""
 
-    def __init__(self, frame, info):
+    def __init__(self, frame, info, title="Private linear regression (functional mechanism)"):
         self.frame = frame
         self.info = info
+        self.title = title
 
     def as_dataframe(self):
         """The coefficient table as a :class:`pandas.DataFrame`."""
@@ -196,13 +197,9 @@ class Summary:
     def __str__(self):
         left = [f"{k}: {v}" for k, v in self.info.items()]
         body = self.frame.to_string(float_format=lambda v: f"{v: .4g}")
-        width = max(len(line) for line in body.splitlines() + left)
+        width = max(len(line) for line in body.splitlines() + left + [self.title])
         rule = "=" * width
-        return "\n".join(
-            [rule, "Private linear regression (functional mechanism)".center(width), rule]
-            + left
-            + ["-" * width, body, rule]
-        )
+        return "\n".join([rule, self.title.center(width), rule] + left + ["-" * width, body, rule])
 
     __repr__ = __str__
 

@@ -734,3 +734,34 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             return scores - np.logaddexp.reduce(scores, axis=1, keepdims=True)
         logp = log_expit(scores)
         return logp - np.logaddexp.reduce(logp, axis=1, keepdims=True)
+
+    # ------------------------------------------------------------------ private inference
+    # Thin hooks; the derivation and code live in _inference_logistic (docs/inference.md).
+    def release_hessian(self, X, y, epsilon, accountant=None, random_state=None):
+        """Spend ``epsilon`` (charged before any computation) on a private release of the
+        loss Hessian at the released point, which :meth:`conf_int` needs (binary only).
+
+        ``accountant=None`` uses the estimator's accountant; returns ``self``.
+        """
+        from ._inference_logistic import release_hessian  # noqa: PLC0415
+
+        return release_hessian(self, X, y, epsilon, accountant, random_state)
+
+    def conf_int(self, alpha=0.05, n_boot=1000):
+        """``(n_params, 2)`` intervals, intercept first (a DataFrame for named features);
+        needs :meth:`release_hessian`. See ``docs/inference.md``."""
+        from ._inference_logistic import conf_int  # noqa: PLC0415
+
+        return conf_int(self, alpha, n_boot)
+
+    def bse(self, n_boot=1000):
+        """Standard errors of ``[intercept, coef...]`` (privacy noise included)."""
+        from ._inference_logistic import bse  # noqa: PLC0415
+
+        return bse(self, n_boot)
+
+    def summary(self, alpha=0.05, n_boot=1000):
+        """statsmodels-style table; ``.as_dataframe()`` gives a DataFrame."""
+        from ._inference_logistic import summary  # noqa: PLC0415
+
+        return summary(self, alpha, n_boot)

@@ -580,6 +580,33 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return X + self.location_
 
+    # ------------------------------------------------------------------ private inference
+    # Thin hooks; derivation and code in dpreg/location/_inference.py (docs/inference.md).
+    def release_scale(self, X, epsilon, accountant=None, random_state=None):
+        """Spend ``epsilon`` (charged before any computation) on private per-coordinate
+        quantiles that :meth:`conf_int` needs (``norm="linf"`` only); returns ``self``."""
+        from ._inference import release_scale  # noqa: PLC0415
+
+        return release_scale(self, X, epsilon, accountant, random_state)
+
+    def conf_int(self, alpha=0.05, n_boot=2000):
+        """``(n_features, 2)`` intervals for the location; needs :meth:`release_scale`."""
+        from ._inference import conf_int  # noqa: PLC0415
+
+        return conf_int(self, alpha, n_boot)
+
+    def bse(self, n_boot=2000):
+        """Standard errors of ``location_`` (privacy noise included)."""
+        from ._inference import bse  # noqa: PLC0415
+
+        return bse(self, n_boot)
+
+    def summary(self, alpha=0.05, n_boot=2000):
+        """statsmodels-style table; ``.as_dataframe()`` gives a DataFrame."""
+        from ._inference import summary  # noqa: PLC0415
+
+        return summary(self, alpha, n_boot)
+
 
 #: scikit-learn checks that need a successful ``fit`` on their small toy data (10-30 rows).
 _CHECKS_NEEDING_A_FIT = (

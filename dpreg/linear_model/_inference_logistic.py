@@ -1,0 +1,283 @@
+r"""Private inference for a binary :class:`~dpreg.ObjectivePerturbationLogistic`.
+
+The released parameter (scaled units, sum form of the objective, module docstring of
+``logistic.py``) is ``theta~ = theta^ + W`` with
+
+    theta^ = argmin  sum_i l(theta; z_i, y_i) + gamma/2 |theta|^2 + ridge/2 |w|^2 + V.theta,
+
+V a K-norm draw of known law and W the l2 K-norm output noise of the certified release. A
+first-order expansion of the optimality condition around the true ``theta0`` gives
+
+    theta^ - theta0 ~= -H^{-1} (g + P theta0 + V),   g = sum_i grad l(theta0; z_i, y_i),
+    H = H_loss + P,  H_loss = sum_i s_i (1 - s_i) z_i z_i^T,  P = gamma I + ridge (w block).
+
+Under the logistic model ``g`` is a sum of independent mean-zero terms with covariance
+``H_loss`` (information equality), so ``g ~ N(0, H_loss)`` asymptotically; V and W are
+independent of the data and their laws are known exactly. The only unknown besides theta0 is
+``H_loss``: it depends on the data and is *not* public, so it is released once, privately and
+charged (:func:`release_hessian`), at the released point. Everything after that is
+post-processing. Derivation, assumptions and measured coverage: ``docs/inference.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from .._validation import check_epsilon, check_random_state
+from ._inference import Summary, basic_interval, check_alpha, check_n_boot, param_names
+
+DEFAULT_N_BOOT = 1000
+#: Per-example bound on every entry of ``s (1 - s) z z^T`` (``s (1 - s) <= 1/4``, ``|z_j| <= 1``).
+ENTRY_BOUND = 0.25
+
+
+@dataclass
+class HessianRelease:
+    """The private release of the loss Hessian at the released point (scaled units).
+
+    ``hessian`` is the decoded symmetric noisy matrix, ``entry_sd`` the standard deviation of
+    its noise entry by entry (public: a function of epsilon and the dimension only).
+    """
+
+    hessian: np.ndarray
+    entry_sd: np.ndarray
+    sensitivity: float
+    epsilon: float
+    n: int
+    theta: np.ndarray  # the fit's theta_ itself: identifies the fit the release belongs to
+
+
+def _encode(H):
+    """Upper triangle of H as a vector, off-diagonal entries halved.
+
+    Halving makes every coordinate's replace-one change at most ``ENTRY_BOUND``: a diagonal
+    entry ``a z_j^2`` lies in [0, 1/4] and an off-diagonal ``a z_j z_k`` in [-1/4, 1/4], so the
+    change of ``a z_j z_k / 2`` is at most 1/4 as well. The linf sensitivity is therefore 1/4
+    (plus the floating-point margin of the sums).
+    """
+    iu = np.triu_indices(H.shape[0])
+    scale = np.where(iu[0] == iu[1], 1.0, 0.5)
+    return H[iu] * scale, iu, scale
+
+
+def _decode(u, iu, scale, m):
+    H = np.zeros((m, m))
+    H[iu] = u / scale
+    return np.triu(H) + np.triu(H, 1).T
+
+
+def _check_binary(estimator):
+    from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415
+
+    check_is_fitted(estimator, "theta_")
+    if estimator.theta_.shape[0] != 1:
+        raise ValueError("private inference supports binary ObjectivePerturbationLogistic only.")
+    if float(estimator.alpha) > 0 and float(estimator.l1_ratio) > 0:
+        raise ValueError(
+            "private inference needs a smooth objective; an L1 penalty (l1_ratio > 0) is not."
+        )
+
+
+def release_hessian(estimator, X, y, epsilon, accountant=None, random_state=None):
+    """Release ``H_loss`` at the released point with an epsilon-DP linf K-norm draw.
+
+    Validates everything (fitted binary model, epsilon, X, y, labels) before it reserves
+    ``epsilon`` from the accountant (the estimator's own when ``accountant`` is None), and
+    only then touches the data. ``random_state`` defaults to fresh entropy: re-using the fit's
+    integer seed would correlate this noise with the fit's.
+    """
+    from sklearn.utils.multiclass import check_classification_targets  # noqa: PLC0415
+    from sklearn.utils.validation import validate_data  # noqa: PLC0415
+
+    from ..accounting import check_accountant  # noqa: PLC0415
+    from ..noise import KNormMechanism  # noqa: PLC0415
+    from ..noise._grid import float_sum_error_bound  # noqa: PLC0415
+
+    _check_binary(estimator)
+    epsilon = check_epsilon(epsilon)
+    accountant = check_accountant(estimator.accountant if accountant is None else accountant)
+    accountant.check(epsilon, 0.0)
+    X, y = validate_data(estimator, X, y, reset=False, dtype=np.float64, y_numeric=False)
+    check_classification_targets(y)
+    _, y_idx = estimator._encode_labels(y, estimator.classes_)  # raises on unknown labels
+    del y_idx  # the Hessian of the logistic loss does not depend on the labels
+    n = X.shape[0]
+    m = estimator.theta_.shape[1]
+    d = m * (m + 1) // 2
+    sens = ENTRY_BOUND + 2.0 * float_sum_error_bound(n, ENTRY_BOUND, products=True)
+    rng = check_random_state(random_state)
+    accountant.spend(epsilon, 0.0)  # reserve before computing anything from the data
+    Z = np.clip(estimator._scale(X, *estimator.bounds_), -1.0, 1.0)
+    if estimator.fit_intercept:
+        Z = np.column_stack([np.ones(n), Z])
+    theta = estimator.theta_[0]
+    s = expit(Z @ theta)
+    a = np.clip(s * (1.0 - s), 0.0, ENTRY_BOUND)
+    u, iu, scale = _encode((Z * a[:, None]).T @ Z)
+    mech = KNormMechanism("linf", d, sens, epsilon, random_state=rng)
+    noisy = mech.randomise(u)
+    # linf K-norm noise r U, r ~ Gamma(d + 1, sens/eps), U ~ U[-1, 1]^d: var = E r^2 / 3
+    sd = math.sqrt((d + 1) * (d + 2) / 3.0) * sens / epsilon
+    estimator.inference_release_ = HessianRelease(
+        hessian=_decode(noisy, iu, scale, m),
+        entry_sd=_decode(np.full(d, sd), iu, scale, m),
+        sensitivity=sens,
+        epsilon=epsilon,
+        n=n,
+        theta=estimator.theta_,
+    )
+    return estimator
+
+
+def _release(estimator):
+    _check_binary(estimator)
+    rel = getattr(estimator, "inference_release_", None)
+    # the very array of this fit (a refit makes a new one, even with the same seed)
+    if rel is None or rel.theta is not estimator.theta_:
+        raise ValueError(
+            "no Hessian release for this fit: call release_hessian(X, y, epsilon) after fit "
+            "(it spends epsilon; the intervals need the curvature of the loss)."
+        )
+    return rel
+
+
+def _penalty(estimator, m):
+    P = np.full(m, float(estimator.gamma_))
+    ridge = float(estimator.alpha) * (1.0 - float(estimator.l1_ratio))
+    P[int(estimator.fit_intercept) :] += ridge
+    return np.diag(P)
+
+
+def _psd(H):
+    w, Q = np.linalg.eigh(H)
+    return (Q * np.maximum(w, 0.0)[..., None, :]) @ np.swapaxes(Q, -1, -2)
+
+
+def hessian_draws(rel, n_boot, rng):
+    """Plausible values of ``H_loss`` given its release: ``H~ - E*`` with ``E*`` a fresh draw of
+    the release noise, projected onto the PSD cone (``H_loss`` is PSD). Drawing H per replicate
+    carries the uncertainty of the curvature into the intervals (wider where it is noisy)."""
+    from ..noise import KNormMechanism  # noqa: PLC0415
+    from ..noise._exact import float_knorm_sample  # noqa: PLC0415
+
+    m = rel.hessian.shape[0]
+    _, iu, scale = _encode(rel.hessian)
+    mech = KNormMechanism("linf", len(iu[0]), rel.sensitivity, rel.epsilon)
+    E = float_knorm_sample(mech.ball, rel.sensitivity / rel.epsilon, n_boot, rng)
+    H = np.zeros((n_boot, m, m))
+    H[:, iu[0], iu[1]] = E / scale
+    H = H + np.triu(H, 1).swapaxes(1, 2)
+    return _psd(rel.hessian[None] - H)
+
+
+def bootstrap(estimator, n_boot=DEFAULT_N_BOOT, random_state=0):
+    """``(estimate, draws)`` in user units, intercept first (see the module docstring)."""
+    from ..noise import KNormMechanism  # noqa: PLC0415
+    from ..noise._exact import float_knorm_sample  # noqa: PLC0415
+
+    rel = _release(estimator)
+    rng = check_random_state(random_state)
+    theta = estimator.theta_[0]
+    m = len(theta)
+    H_loss = hessian_draws(rel, n_boot, rng)
+    P = _penalty(estimator, m)
+    H_inv = np.linalg.inv(H_loss + P)
+    # sampling error of the score: N(0, H_loss), through a batched eigendecomposition
+    w, Q = np.linalg.eigh(H_loss)
+    xi = rng.standard_normal((n_boot, m)) * np.sqrt(np.maximum(w, 0.0))
+    g = np.einsum("bij,bj->bi", Q, xi)
+    eps_op = estimator.epsilon_per_problem_ - estimator.amp_epsilon_
+    v_mech = KNormMechanism(estimator.norm_, m, estimator.sensitivity_, eps_op * estimator.q_)
+    V = float_knorm_sample(v_mech.ball, v_mech.sensitivity / v_mech.epsilon, n_boot, rng)
+    w_mech = KNormMechanism("l2", m, estimator.amp_sensitivity_, estimator.amp_epsilon_)
+    W = float_knorm_sample(w_mech.ball, w_mech.sensitivity / w_mech.epsilon, n_boot, rng)
+    draws = theta - np.einsum("bij,bj->bi", H_inv, g + P @ theta + V) + W
+    return _user_units(estimator, theta[None, :])[0], _user_units(estimator, draws)
+
+
+def _user_units(estimator, thetas):
+    coef, intercept = estimator._unscale(thetas, *estimator.bounds_)
+    return np.column_stack([intercept, coef]) if estimator.fit_intercept else coef
+
+
+def poorly_determined(rel):
+    """True when the Hessian noise is not small against its smallest eigenvalue."""
+    lam = np.linalg.eigvalsh(rel.hessian)[0]
+    return bool(lam <= 5.0 * float(np.sqrt(np.sum(rel.entry_sd**2))))
+
+
+def _draws(estimator, n_boot):
+    n_boot = check_n_boot(n_boot)
+    rel = _release(estimator)
+    cache = getattr(estimator, "_inference_cache", None)
+    if cache is None or cache[0] is not rel or cache[1] != n_boot:
+        # a fixed seed: the intervals are a deterministic function of the releases
+        cache = (rel, n_boot, bootstrap(estimator, n_boot, random_state=0))
+        estimator._inference_cache = cache
+    if poorly_determined(rel):
+        warnings.warn(
+            "The privacy noise of the released Hessian is large against its smallest "
+            "eigenvalue (small n * epsilon): the intervals are approximate and wide; see "
+            "docs/inference.md.",
+            UserWarning,
+            stacklevel=4,
+        )
+    return rel, cache[2]
+
+
+def _index(estimator):
+    return param_names(estimator, estimator.fit_intercept)
+
+
+def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
+    alpha = check_alpha(alpha)
+    _, (est, draws) = _draws(estimator, n_boot)
+    ci = basic_interval(est, draws, alpha)
+    if getattr(estimator, "feature_names_in_", None) is None:
+        return ci
+    import pandas as pd  # noqa: PLC0415
+
+    cols = [f"{alpha / 2:g}", f"{1 - alpha / 2:g}"]
+    return pd.DataFrame(ci, index=_index(estimator), columns=cols)
+
+
+def bse(estimator, n_boot=DEFAULT_N_BOOT):
+    _, (_, draws) = _draws(estimator, n_boot)
+    se = draws.std(axis=0, ddof=1)
+    if getattr(estimator, "feature_names_in_", None) is None:
+        return se
+    import pandas as pd  # noqa: PLC0415
+
+    return pd.Series(se, index=_index(estimator), name="std err")
+
+
+def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
+    import pandas as pd  # noqa: PLC0415
+
+    alpha = check_alpha(alpha)
+    rel, (est, draws) = _draws(estimator, n_boot)
+    ci = basic_interval(est, draws, alpha)
+    frame = pd.DataFrame(
+        {
+            "coef": est,
+            "std err": draws.std(axis=0, ddof=1),
+            f"[{alpha / 2:g}": ci[:, 0],
+            f"{1 - alpha / 2:g}]": ci[:, 1],
+        },
+        index=_index(estimator),
+    )
+    fit_eps = float(estimator.epsilon_per_problem_)
+    info = {
+        "n": rel.n,
+        "epsilon spent": f"{fit_eps + rel.epsilon:g} (fit {fit_eps:g}, Hessian {rel.epsilon:g})",
+        "delta spent": "0",
+        "mechanism": f"objective perturbation, q={estimator.q_:g}, gamma={estimator.gamma_:.4g}",
+        "norm": f"{estimator.norm_} (V), l2 (output noise W), linf (Hessian)",
+        "interval": f"basic parametric bootstrap (linearised), {n_boot} draws",
+    }
+    return Summary(frame, info, title="Private logistic regression (objective perturbation)")
