@@ -134,8 +134,11 @@ from ._logistic_core import (
     solve_lbfgs,
 )
 from ._multinomial import (
+    ROWS,
     SoftmaxProblem,
+    choose_softmax_norm,
     default_q_softmax,
+    sample_rows_noise,
     softmax_gamma,
     softmax_lipschitz,
     softmax_sensitivity,
@@ -226,10 +229,13 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Coefficients on the original feature scale.
+        Coefficients on the original feature scale. Same floating dtype as the ``X`` given to
+        ``fit`` (float32 stays float32, as in scikit-learn); the privacy calibration, the
+        solver and the certificate always run in float64.
     intercept_ : ndarray of shape (1,) or (n_classes,)
+        Same dtype as ``coef_``.
     theta_ : ndarray of shape (n_problems, m)
-        Minimisers in the scaled space, intercept first when fitted.
+        Released parameters in the scaled space, intercept first when fitted (float64).
     norm_ : str or float
         The norm used (after resolving ``"auto"``).
     q_ : float
@@ -323,7 +329,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"epsilon must be at least {_MIN_EPSILON:g} for this estimator, got {epsilon!r}."
             )
-        norm = check_norm(self.norm, allowed=("l1", "l2", "linf", "auto"), allow_ball=False)
+        norm = check_norm(self.norm, allowed=("l1", "l2", "linf", "auto", ROWS), allow_ball=False)
         if not (isinstance(self.q, str) and self.q == "auto"):
             if isinstance(self.q, bool) or not isinstance(self.q, numbers.Real):
                 raise ValueError(f"q must be a number in (0, 1) or 'auto', got {self.q!r}.")
@@ -465,8 +471,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         c = np.maximum(np.abs(lower), np.abs(upper))
         return scale_to_unit(np.clip(X, lower, upper), -c, c)
 
-    def _unscale(self, theta, lower, upper):
-        """Map scaled-space parameters to (coef, intercept) on the original feature scale."""
+    def _unscale(self, theta, lower, upper, dtype=np.float64):
+        """Map scaled-space parameters to (coef, intercept) on the original feature scale,
+        computed in float64 and then cast to ``dtype`` (X's floating dtype)."""
         if self.fit_intercept:
             mid, half = (upper + lower) / 2.0, (upper - lower) / 2.0
             b, w = theta[:, 0], theta[:, 1:]
@@ -477,7 +484,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         safe = np.where(half > 0, half, 1.0)
         coef = np.where(half > 0, w / safe, 0.0)
         intercept = b - coef @ mid
-        return coef, intercept
+        return coef.astype(dtype), intercept.astype(dtype)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -495,21 +502,32 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         epsilon, norm, accountant, public_classes, bounds_X = self._check_params()
         if accountant is not None:
             accountant.check(epsilon, 0.0)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=False)
+        # sklearn's convention: coef_/intercept_ take X's floating dtype; everything that
+        # calibrates or certifies the release is computed in float64 from a float64 copy.
+        out_dtype = X.dtype
+        X = X.astype(np.float64, copy=False)
         check_classification_targets(y)
         classes, y_idx = self._encode_labels(y, public_classes)
         n_samples, n_features = X.shape
         lower, upper = check_bounds(bounds_X, n_features, X=X, name="bounds_X")
+        multinomial = self.multi_class == "multinomial" and len(classes) > 2
+        if norm == ROWS and not multinomial:
+            raise ValueError(
+                f"norm={ROWS!r} is the class-wise norm of the multinomial model; it needs "
+                "multi_class='multinomial' and more than two classes."
+            )
         accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
+        if multinomial:
+            return self._fit_multinomial(
+                X, y_idx, classes, epsilon, norm, (lower, upper), out_dtype
+            )
         # Everything below up to the loop is a function of public quantities only.
         dim = n_features + int(self.fit_intercept)
         sens = {k: gradient_sensitivity(k, dim) for k in ("l1", "l2", "linf")}
         if norm == "auto":
             norm = choose_norm(list(sens), list(sens.values()), dim=dim)
         sensitivity = gradient_sensitivity(norm, dim)
-        multinomial = self.multi_class == "multinomial" and len(classes) > 2
-        if multinomial:
-            return self._fit_multinomial(X, y_idx, classes, epsilon, norm, lower, upper, accountant)
         n_problems = 1 if len(classes) == 2 else len(classes)
         eps_problem = epsilon / n_problems
         eps_amp = AMP_SHARE * eps_problem
@@ -557,7 +575,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
 
         self.classes_ = classes
         self.theta_ = np.vstack(thetas)
-        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper)
+        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper, out_dtype)
         self.norm_ = norm
         self.q_ = q
         self.epsilon_per_problem_ = eps_problem
@@ -573,13 +591,13 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.multi_class_ = "ovr" if n_problems > 1 else "binary"
         return self
 
-    def _fit_multinomial(self, X, y_idx, classes, epsilon, norm, lower, upper, accountant):
+    def _fit_multinomial(self, X, y_idx, classes, epsilon, norm, bounds, out_dtype):
         """One softmax problem with the full epsilon (see :mod:`._multinomial`)."""
+        lower, upper = bounds
         n_samples, n_features = X.shape
         K, dim = len(classes), n_features + int(self.fit_intercept)
-        sens = {k: softmax_sensitivity(k, dim) for k in ("l1", "l2", "linf")}
         if norm == "auto":
-            norm = choose_norm(list(sens), list(sens.values()), dim=K * dim)
+            norm = choose_softmax_norm(dim, K)
         sensitivity = softmax_sensitivity(norm, dim)
         eps_amp = AMP_SHARE * epsilon
         eps_op = epsilon - eps_amp
@@ -603,7 +621,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         Z1 = np.column_stack([np.ones(n_samples), Z]) if self.fit_intercept else Z
         Y = np.zeros((n_samples, K))
         Y[np.arange(n_samples), y_idx] = 1.0
-        V = _perturbation(norm, K * dim, sensitivity, eps_op * q, rng)
+        if norm == ROWS:
+            V = sample_rows_noise(K, dim, sensitivity / (eps_op * q), rng)
+        else:
+            V = _perturbation(norm, K * dim, sensitivity, eps_op * q, rng)
         problem = SoftmaxProblem(Z1, Y, self.fit_intercept, ridge, gamma, V)
         theta0, it = solve_softmax_lbfgs(problem, self.max_iter)
         theta_hat, steps = certify_problem(theta0, problem, plan.tol, lip)
@@ -612,7 +633,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
 
         self.classes_ = classes
         self.theta_ = released
-        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper)
+        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper, out_dtype)
         self.norm_ = norm
         self.q_ = q
         self.epsilon_per_problem_ = epsilon
@@ -632,7 +653,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Signed scores ``X coef_^T + intercept_``: shape (n,) for two classes, else (n, K)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        # float32 only when both X and the coefficients are float32 (numpy promotion, as in
+        # scikit-learn's LogisticRegression)
         scores = X @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
