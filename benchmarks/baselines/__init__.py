@@ -1,0 +1,1 @@
+"""Anchors re-implemented from their papers, for the real-data benchmark matrix."""
