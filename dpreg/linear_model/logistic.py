@@ -59,8 +59,9 @@ epsilon. K is the number of *public* classes (``classes=``), so the number of pr
 budget split never depend on which labels occur in the data; a class absent from the data is a
 problem whose labels are all 0.
 
-``multi_class="multinomial"`` fits K > 2 classes as one softmax problem with the full
-epsilon; its sensitivity and gamma are derived in :mod:`dpreg.linear_model._multinomial`.
+``multi_class="multinomial"`` (and the default ``"auto"`` with the lbfgs solver and a ridge
+penalty) fits K > 2 classes as one softmax problem with the full epsilon; its sensitivity,
+class-wise noise norm and gamma are derived in :mod:`dpreg.linear_model._multinomial`.
 
 Certified release (approximate minima perturbation)
 ---------------------------------------------------
@@ -177,9 +178,13 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     ----------
     epsilon : float, default=1.0
         Total privacy budget of one ``fit`` (pure epsilon-DP, delta = 0).
-    norm : {"linf", "l2", "l1", "auto"} or float >= 1, default="linf"
-        K-norm of the noise V. ``"auto"`` picks the norm whose scaled ball ``Delta_K K`` has
-        the smallest volume (:func:`dpreg.noise.choose_norm`), which is ``"linf"`` here.
+    norm : {"auto", "linf", "l2", "l1", "l1_linf"} or float >= 1, default="auto"
+        K-norm of the noise V. For the binary and one-vs-rest problems ``"auto"`` picks the
+        norm whose scaled ball ``Delta_K K`` has the smallest volume
+        (:func:`dpreg.noise.choose_norm`), which is ``"linf"``. For the multinomial model
+        ``"auto"`` picks the smallest noise second moment among ``"l1_linf"`` (the class-wise
+        norm ``sum_k max_j |V_kj|`` of :mod:`dpreg.linear_model._multinomial`, the choice
+        unless m K is tiny), ``"linf"`` and ``"l2"``; ``"l1_linf"`` is accepted only there.
     q : float in (0, 1) or "auto", default="auto"
         Share of epsilon spent on the noise V; the rest pays for the Jacobian through gamma.
         ``"auto"`` minimises a data-independent error proxy of the public (epsilon per
@@ -208,7 +213,11 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         ``"lbfgs"``: scipy L-BFGS-B with the analytic gradient (fast). ``"cvxpy"``: an
         exponential-cone program (slow, needed for L1 and elastic-net penalties). Both return
         the same minimiser.
-    multi_class : {"ovr", "multinomial", "binary"}, default="ovr"
+    multi_class : {"auto", "ovr", "multinomial", "binary"}, default="auto"
+        ``"auto"``: ``"multinomial"`` for K > 2 classes when the solver is ``"lbfgs"`` and
+        the penalty is a ridge (``alpha == 0`` or ``l1_ratio == 0``), ``"ovr"`` otherwise; a
+        function of public settings only. Multinomial was ahead of one-vs-rest on iris, wine
+        and digits at every epsilon in {0.5, ..., 8} (``docs/objective_perturbation.md``).
         ``"ovr"``: K > 2 classes are fitted one-vs-rest with ``epsilon / K`` each.
         ``"multinomial"``: K > 2 classes are fitted as one softmax problem with the full
         epsilon (solver ``"lbfgs"``, ridge penalty only; see
@@ -285,7 +294,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         epsilon=1.0,
-        norm="linf",
+        norm="auto",
         q="auto",
         alpha=0.0,
         l1_ratio=0.0,
@@ -293,7 +302,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         bounds_X=None,
         classes=None,
         solver="lbfgs",
-        multi_class="ovr",
+        multi_class="auto",
         max_iter=1000,
         random_state=None,
         accountant=None,
@@ -356,9 +365,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 "An L1 or elastic-net penalty (l1_ratio > 0) is not smooth; use solver='cvxpy'."
             )
-        if self.multi_class not in ("ovr", "binary", "multinomial"):
+        if self.multi_class not in ("auto", "ovr", "binary", "multinomial"):
             raise ValueError(
-                f"multi_class must be 'ovr', 'multinomial' or 'binary', got {self.multi_class!r}."
+                "multi_class must be 'auto', 'ovr', 'multinomial' or 'binary', got "
+                f"{self.multi_class!r}."
             )
         if self.multi_class == "multinomial" and (
             self.solver != "lbfgs" or (self.alpha > 0 and self.l1_ratio > 0)
@@ -384,7 +394,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             )
         # Public: the smallest budget that reaches a noise scale or gamma (both ~ 1/budget).
         per_problem = epsilon
-        if classes is not None and len(classes) > 2 and self.multi_class != "multinomial":
+        if classes is not None and len(classes) > 2 and not self._softmax_chosen():
             per_problem = epsilon / len(classes)
         share = 0.01 if isinstance(self.q, str) else min(float(self.q), 1.0 - float(self.q))
         if per_problem * share * (1.0 - AMP_SHARE) < _MIN_EPSILON:
@@ -394,6 +404,12 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 f"{epsilon!r}, q={self.q!r}."
             )
         return epsilon, norm, accountant, classes, self._bounds_X()
+
+    def _softmax_chosen(self):
+        """Whether K > 2 classes are fitted as one softmax problem (public settings only)."""
+        if self.multi_class == "auto":
+            return self.solver == "lbfgs" and (self.alpha == 0 or self.l1_ratio == 0)
+        return self.multi_class == "multinomial"
 
     def _bounds_X(self):
         """``bounds_X``, or the deprecated ``bounds`` with a FutureWarning."""
@@ -511,11 +527,12 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         classes, y_idx = self._encode_labels(y, public_classes)
         n_samples, n_features = X.shape
         lower, upper = check_bounds(bounds_X, n_features, X=X, name="bounds_X")
-        multinomial = self.multi_class == "multinomial" and len(classes) > 2
+        multinomial = self._softmax_chosen() and len(classes) > 2
         if norm == ROWS and not multinomial:
             raise ValueError(
                 f"norm={ROWS!r} is the class-wise norm of the multinomial model; it needs "
-                "multi_class='multinomial' and more than two classes."
+                "the multinomial model (multi_class='multinomial' or 'auto', solver='lbfgs', "
+                "ridge penalty) and more than two classes."
             )
         accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
         if multinomial:
