@@ -12,6 +12,8 @@ turns them into predictions in the user's units.
   (Amin, Joseph, Ribero and Vassilvitskii 2022).
 * :mod:`.coinpress` -- CoinPress (Biswas et al. 2020), the multivariate-mean anchor of the
   median benchmarks.
+* :mod:`.dpsgd`, :mod:`.output_perturbation` -- the logistic anchors of
+  ``benchmarks.realdata_logistic`` (Abadi et al. 2016; Chaudhuri et al. 2011).
 * :func:`ols` -- the non-private least-squares fit (raw data, no clipping).
 """
 

@@ -21,6 +21,7 @@ from sklearn.model_selection import StratifiedKFold
 from dpreg import ObjectivePerturbationLogistic
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
+NORM = {"ovr": "linf", "multinomial": "auto"}
 
 
 def data_sets():
@@ -47,6 +48,7 @@ def run(reps, names):
                             bounds_X=bounds,
                             classes=np.unique(y),
                             multi_class=model,
+                            norm=NORM[model],
                             random_state=100 * s + k,
                         )
                         with warnings.catch_warnings():

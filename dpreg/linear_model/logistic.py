@@ -59,8 +59,9 @@ epsilon. K is the number of *public* classes (``classes=``), so the number of pr
 budget split never depend on which labels occur in the data; a class absent from the data is a
 problem whose labels are all 0.
 
-``multi_class="multinomial"`` fits K > 2 classes as one softmax problem with the full
-epsilon; its sensitivity and gamma are derived in :mod:`dpreg.linear_model._multinomial`.
+``multi_class="multinomial"`` (and the default ``"auto"`` with the lbfgs solver and a ridge
+penalty) fits K > 2 classes as one softmax problem with the full epsilon; its sensitivity,
+class-wise noise norm and gamma are derived in :mod:`dpreg.linear_model._multinomial`.
 
 Certified release (approximate minima perturbation)
 ---------------------------------------------------
@@ -144,8 +145,11 @@ from ._logistic_core import (
     solve_lbfgs,
 )
 from ._multinomial import (
+    ROWS,
     SoftmaxProblem,
+    choose_softmax_norm,
     default_q_softmax,
+    sample_rows_noise,
     softmax_gamma,
     softmax_lipschitz,
     softmax_sensitivity,
@@ -191,9 +195,17 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     ----------
     epsilon : float, default=1.0
         Total privacy budget of one ``fit`` (pure epsilon-DP, delta = 0).
-    norm : {"linf", "l2", "l1", "auto"} or float >= 1, default="linf"
-        K-norm of the noise V. ``"auto"`` picks the norm whose scaled ball ``Delta_K K`` has
-        the smallest volume (:func:`dpreg.noise.choose_norm`), which is ``"linf"`` here.
+    norm : {"linf", "auto", "l2", "l1", "l1_linf"} or float >= 1, default="linf"
+        K-norm of the noise V. For the binary and one-vs-rest problems ``"auto"`` picks the
+        norm whose scaled ball ``Delta_K K`` has the smallest volume
+        (:func:`dpreg.noise.choose_norm`), which is ``"linf"``. For the multinomial model
+        ``"auto"`` picks the smallest noise second moment among ``"l1_linf"`` (the class-wise
+        norm ``sum_k max_j |V_kj|`` of :mod:`dpreg.linear_model._multinomial`, the choice
+        unless m K is tiny), ``"linf"`` and ``"l2"``; ``"l1_linf"`` is accepted only there.
+        The default stays ``"linf"`` (the fixed API): its perturbation vector is an exact grid
+        release, while the class-wise ``"l1_linf"`` draw is a float64 draw, exact in law but
+        not yet floating-point hardened (``docs/floating_point.md``). Pass ``norm="auto"`` for
+        the more accurate multinomial model.
     q : float in (0, 1) or "auto", default="auto"
         Share of epsilon spent on the noise V; the rest pays for the Jacobian through gamma.
         ``"auto"`` minimises a data-independent error proxy of the public (epsilon per
@@ -223,7 +235,13 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         ``"lbfgs"``: scipy L-BFGS-B with the analytic gradient (fast). ``"cvxpy"``: an
         exponential-cone program (slow, needed for L1 and elastic-net penalties). Both return
         the same minimiser.
-    multi_class : {"ovr", "multinomial", "binary"}, default="ovr"
+    multi_class : {"auto", "ovr", "multinomial", "binary"}, default="auto"
+        ``"auto"``: ``"multinomial"`` for K > 2 classes when ``norm`` is ``"auto"`` or
+        ``"l1_linf"``, the solver is ``"lbfgs"``, the penalty is a ridge (``alpha == 0`` or
+        ``l1_ratio == 0``) and the input is numpy; ``"ovr"`` otherwise (so the default
+        ``norm="linf"`` fits one-vs-rest); a function of public settings only. Multinomial
+        with ``norm="auto"`` was ahead of one-vs-rest on iris, wine and digits at every
+        epsilon in {0.5, ..., 8} (``docs/objective_perturbation.md``).
         ``"ovr"``: K > 2 classes are fitted one-vs-rest with ``epsilon / K`` each.
         ``"multinomial"``: K > 2 classes are fitted as one softmax problem with the full
         epsilon (solver ``"lbfgs"``, ridge penalty only; see
@@ -250,10 +268,13 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Coefficients on the original feature scale.
+        Coefficients on the original feature scale. Same floating dtype as the ``X`` given to
+        ``fit`` (float32 stays float32, as in scikit-learn); the privacy calibration, the
+        solver and the certificate always run in float64.
     intercept_ : ndarray of shape (1,) or (n_classes,)
+        Same dtype as ``coef_``.
     theta_ : ndarray of shape (n_problems, m)
-        Minimisers in the scaled space, intercept first when fitted.
+        Released parameters in the scaled space, intercept first when fitted (float64).
     norm_ : str or float
         The norm used (after resolving ``"auto"``).
     q_ : float
@@ -311,7 +332,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         bounds_X=None,
         classes=None,
         solver="lbfgs",
-        multi_class="ovr",
+        multi_class="auto",
         max_iter=1000,
         random_state=None,
         accountant=None,
@@ -349,7 +370,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"epsilon must be at least {_MIN_EPSILON:g} for this estimator, got {epsilon!r}."
             )
-        norm = check_norm(self.norm, allowed=("l1", "l2", "linf", "auto"), allow_ball=False)
+        norm = check_norm(self.norm, allowed=("l1", "l2", "linf", "auto", ROWS), allow_ball=False)
         if not (isinstance(self.q, str) and self.q == "auto"):
             if isinstance(self.q, bool) or not isinstance(self.q, numbers.Real):
                 raise ValueError(f"q must be a number in (0, 1) or 'auto', got {self.q!r}.")
@@ -376,9 +397,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 "An L1 or elastic-net penalty (l1_ratio > 0) is not smooth; use solver='cvxpy'."
             )
-        if self.multi_class not in ("ovr", "binary", "multinomial"):
+        if self.multi_class not in ("auto", "ovr", "binary", "multinomial"):
             raise ValueError(
-                f"multi_class must be 'ovr', 'multinomial' or 'binary', got {self.multi_class!r}."
+                "multi_class must be 'auto', 'ovr', 'multinomial' or 'binary', got "
+                f"{self.multi_class!r}."
             )
         if self.multi_class == "multinomial" and (
             self.solver != "lbfgs" or (self.alpha > 0 and self.l1_ratio > 0)
@@ -408,7 +430,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         private = check_bounds_param(bounds_X, 1, "bounds_X") if isinstance(bounds_X, str) else 0
         # Public: the smallest budget that reaches a noise scale or gamma (both ~ 1/budget).
         per_problem = epsilon * (1.0 - share_b) if private else epsilon
-        if classes is not None and len(classes) > 2 and self.multi_class != "multinomial":
+        if classes is not None and len(classes) > 2 and not self._softmax_chosen():
             per_problem = per_problem / len(classes)
         share = 0.01 if isinstance(self.q, str) else min(float(self.q), 1.0 - float(self.q))
         if per_problem * share * (1.0 - AMP_SHARE) < _MIN_EPSILON:
@@ -418,6 +440,25 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 f"{epsilon!r}, q={self.q!r}."
             )
         return epsilon, norm, accountant, classes, bounds_X
+
+    def _softmax_chosen(self, dask_input=False):
+        """Whether K > 2 classes are fitted as one softmax problem (public settings only).
+
+        ``multi_class="auto"`` takes the softmax model when ``norm`` is ``"auto"`` or
+        ``"l1_linf"`` (its class-wise noise beat one-vs-rest in every measured cell), the solver
+        is lbfgs with a ridge penalty and the input is numpy. With the default ``norm="linf"``
+        it stays one-vs-rest: the class-wise perturbation vector is not yet a floating-point
+        hardened draw (``docs/floating_point.md``), while the per-problem linf one is.
+        """
+        if self.multi_class == "auto":
+            return (
+                not dask_input
+                and isinstance(self.norm, str)
+                and self.norm in ("auto", ROWS)
+                and self.solver == "lbfgs"
+                and (self.alpha == 0 or self.l1_ratio == 0)
+            )
+        return self.multi_class == "multinomial"
 
     def _bounds_X(self):
         """``bounds_X``, or the deprecated ``bounds`` with a FutureWarning."""
@@ -516,8 +557,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         c = np.maximum(np.abs(lower), np.abs(upper))
         return scale_to_unit(np.clip(X, lower, upper), -c, c)
 
-    def _unscale(self, theta, lower, upper):
-        """Map scaled-space parameters to (coef, intercept) on the original feature scale."""
+    def _unscale(self, theta, lower, upper, dtype=np.float64):
+        """Map scaled-space parameters to (coef, intercept) on the original feature scale,
+        computed in float64 and then cast to ``dtype`` (X's floating dtype)."""
         if self.fit_intercept:
             mid, half = (upper + lower) / 2.0, (upper - lower) / 2.0
             b, w = theta[:, 0], theta[:, 1:]
@@ -528,7 +570,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         safe = np.where(half > 0, half, 1.0)
         coef = np.where(half > 0, w / safe, 0.0)
         intercept = b - coef @ mid
-        return coef, intercept
+        return coef.astype(dtype), intercept.astype(dtype)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -553,19 +595,35 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             X, y, classes, lower, upper = self._prepare_dask(X, y, public_classes, bounds_X)
             y_idx = _dask_logistic.label_index(y, classes)
             private = False
+            out_dtype = np.dtype(np.float64)
         else:
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+            X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=False)
+            # sklearn's convention: coef_/intercept_ take X's floating dtype; everything that
+            # calibrates or certifies the release is computed in float64 from a float64 copy.
+            out_dtype = X.dtype
+            X = X.astype(np.float64, copy=False)
             check_classification_targets(y)
             classes, y_idx = self._encode_labels(y, public_classes)
             private = check_bounds_param(bounds_X, X.shape[1], "bounds_X")
             if not private:
                 lower, upper = check_bounds(bounds_X, X.shape[1], X=X, name="bounds_X")
         n_samples, n_features = X.shape
+        multinomial = self._softmax_chosen(dask_input) and len(classes) > 2
+        if norm == ROWS and not multinomial:
+            raise ValueError(
+                f"norm={ROWS!r} is the class-wise norm of the multinomial model; it needs "
+                "the multinomial model (multi_class='multinomial' or 'auto', solver='lbfgs', "
+                "ridge penalty, numpy input) and more than two classes."
+            )
         accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
         rng = check_random_state(self.random_state)  # one stream for the bounds and the model
         if private:  # bounds_share of epsilon on the bounds, the rest on the model
             ((lower, upper),), epsilon = fit_bounds(
                 [X], [bounds_X], epsilon, self.bounds_share, rng, ("bounds_X",)
+            )
+        if multinomial:
+            return self._fit_multinomial(
+                X, y_idx, classes, epsilon, norm, (lower, upper), out_dtype, rng
             )
         # Everything below up to the loop is a function of public quantities only.
         dim = n_features + int(self.fit_intercept)
@@ -573,9 +631,6 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         if norm == "auto":
             norm = choose_norm(list(sens), list(sens.values()), dim=dim)
         sensitivity = gradient_sensitivity(norm, dim)
-        multinomial = self.multi_class == "multinomial" and len(classes) > 2
-        if multinomial:
-            return self._fit_multinomial(X, y_idx, classes, epsilon, norm, lower, upper, rng)
         n_problems = 1 if len(classes) == 2 else len(classes)
         eps_problem = epsilon / n_problems
         eps_amp = AMP_SHARE * eps_problem
@@ -634,7 +689,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
 
         self.classes_ = classes
         self.theta_ = np.vstack(thetas)
-        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper)
+        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper, out_dtype)
         self.norm_ = norm
         self.q_ = q
         self.epsilon_per_problem_ = eps_problem
@@ -650,13 +705,13 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.multi_class_ = "ovr" if n_problems > 1 else "binary"
         return self
 
-    def _fit_multinomial(self, X, y_idx, classes, epsilon, norm, lower, upper, rng):
+    def _fit_multinomial(self, X, y_idx, classes, epsilon, norm, bounds, out_dtype, rng):
         """One softmax problem with the full epsilon (see :mod:`._multinomial`)."""
+        lower, upper = bounds
         n_samples, n_features = X.shape
         K, dim = len(classes), n_features + int(self.fit_intercept)
-        sens = {k: softmax_sensitivity(k, dim) for k in ("l1", "l2", "linf")}
         if norm == "auto":
-            norm = choose_norm(list(sens), list(sens.values()), dim=K * dim)
+            norm = choose_softmax_norm(dim, K)
         sensitivity = softmax_sensitivity(norm, dim)
         eps_amp = AMP_SHARE * epsilon
         eps_op = epsilon - eps_amp
@@ -680,7 +735,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         Z1 = np.column_stack([np.ones(n_samples), Z]) if self.fit_intercept else Z
         Y = np.zeros((n_samples, K))
         Y[np.arange(n_samples), y_idx] = 1.0
-        V = _perturbation(norm, K * dim, sensitivity, eps_op * q, rng)
+        if norm == ROWS:
+            V = sample_rows_noise(K, dim, sensitivity / (eps_op * q), rng)
+        else:
+            V = _perturbation(norm, K * dim, sensitivity, eps_op * q, rng)
         problem = SoftmaxProblem(Z1, Y, self.fit_intercept, ridge, gamma, V)
         theta0, it = solve_softmax_lbfgs(problem, self.max_iter)
         theta_hat, steps = certify_problem(theta0, problem, plan.tol, lip)
@@ -689,7 +747,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
 
         self.classes_ = classes
         self.theta_ = released
-        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper)
+        self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper, out_dtype)
         self.norm_ = norm
         self.q_ = q
         self.epsilon_per_problem_ = epsilon
@@ -709,7 +767,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Signed scores ``X coef_^T + intercept_``: shape (n,) for two classes, else (n, K)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        # float32 only when both X and the coefficients are float32 (numpy promotion, as in
+        # scikit-learn's LogisticRegression)
         scores = X @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 

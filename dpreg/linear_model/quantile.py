@@ -140,6 +140,8 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     coef_ : ndarray of shape (n_features,)
         Private coefficients in the original units of ``X`` (0 for features with
         ``lower == upper``).
+        float64 whatever the dtype of ``X`` (float32 input is accepted and the mechanism runs
+        in float64), as for scikit-learn's ``QuantileRegressor``; ``predict`` returns float64.
     intercept_ : float
         Private intercept (0.0 when ``fit_intercept=False``).
     quantile_ : float

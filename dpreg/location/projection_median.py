@@ -276,7 +276,9 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     Attributes
     ----------
     location_ : ndarray of shape (n_features,)
-        The private median.
+        The private median (float64 whatever the dtype of ``X``: the mechanism and its
+        calibration run in float64). ``transform`` and ``inverse_transform`` return X's
+        floating dtype (float32 stays float32, as scikit-learn's scalers do).
     directions_ : ndarray of shape (n_directions_, n_features)
         The (public) unit directions.
     n_directions_ : int
@@ -344,6 +346,8 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         tags.non_deterministic = self.random_state is None
+        if tags.transformer_tags is not None:  # transform keeps float32 (like StandardScaler)
+            tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
     # ------------------------------------------------------------------ validation
@@ -569,16 +573,16 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         )
 
     def transform(self, X):
-        """Return ``X - location_``."""
+        """Return ``X - location_`` in X's floating dtype (float32 stays float32)."""
         check_is_fitted(self, "location_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X - self.location_
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        return (X - self.location_).astype(X.dtype, copy=False)
 
     def inverse_transform(self, X):
-        """Return ``X + location_``."""
+        """Return ``X + location_`` in X's floating dtype (float32 stays float32)."""
         check_is_fitted(self, "location_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X + self.location_
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        return (X + self.location_).astype(X.dtype, copy=False)
 
     # ------------------------------------------------------------------ private inference
     # Thin hooks; derivation and code in dpreg/location/_inference.py (docs/inference.md).

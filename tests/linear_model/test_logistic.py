@@ -84,7 +84,9 @@ def test_multiclass_ovr_splits_budget():
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, size=(3000, 2))
     y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.4, 0.4])
-    clf = ObjectivePerturbationLogistic(epsilon=30.0, bounds_X=(-1, 1), random_state=0).fit(X, y)
+    clf = ObjectivePerturbationLogistic(
+        epsilon=30.0, bounds_X=(-1, 1), multi_class="ovr", random_state=0
+    ).fit(X, y)
     assert clf.coef_.shape == (3, 2) and clf.intercept_.shape == (3,)
     assert clf.epsilon_per_problem_ == pytest.approx(10.0)
     assert clf.decision_function(X).shape == (3000, 3)

@@ -512,6 +512,7 @@ def test_multinomial_fit_is_certified_and_one_problem(monkeypatch):
         bounds_X=(-1, 1),
         classes=[0, 1, 2, 3],  # class 3 never occurs: still one problem, same mechanism
         multi_class="multinomial",
+        norm="linf",  # the entrywise norm (the default class-wise one: test_multinomial_rows_norm)
         max_iter=1,
         random_state=0,
     ).fit(X, y)
