@@ -51,11 +51,12 @@ def test_regression_logistic_label_set_present_in_data_does_not_change_the_mecha
     y_a[0] = 7
     y_b = y_a.copy()
     y_b[0] = 1  # replace-one neighbour: label 7 no longer occurs
-    # one-vs-rest (budget split over the public classes) and the default softmax model
-    for multi_class, per_problem in (("ovr", 1.0 / 3), ("auto", 1.0)):
-        kw = dict(epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1, 7], random_state=0)
-        a = ObjectivePerturbationLogistic(**kw, multi_class=multi_class).fit(X, y_a)
-        b = ObjectivePerturbationLogistic(**kw, multi_class=multi_class).fit(X, y_b)
+    # one-vs-rest (the default; budget split over the public classes) and the softmax model
+    # that multi_class="auto" takes with norm="auto"
+    for norm, per_problem in (("linf", 1.0 / 3), ("auto", 1.0)):
+        kw = dict(epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1, 7], random_state=0, norm=norm)
+        a = ObjectivePerturbationLogistic(**kw).fit(X, y_a)
+        b = ObjectivePerturbationLogistic(**kw).fit(X, y_b)
         attrs = ("classes_", "epsilon_per_problem_", "q_", "gamma_", "amp_epsilon_", "grad_tol_")
         for attr in attrs + ("multi_class_", "norm_", "sensitivity_"):
             np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
