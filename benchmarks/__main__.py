@@ -195,6 +195,8 @@ def main(argv=None):
         try:
             module = importlib.import_module(f"benchmarks.{name}")
             df = module.run(quick=quick)
+            if isinstance(df, list):  # row-list modules (realdata_logistic) feed realdata too
+                df = pd.DataFrame(df)
             if not isinstance(df, pd.DataFrame):
                 raise TypeError(f"run() returned {type(df).__name__}, not a DataFrame")
             body = summarise(name, module, df)
