@@ -641,6 +641,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         None when they were read from the data (``bounds_X=None``/``bounds_y=None``).
     lambda_min_ : float or None
         The released smallest eigenvalue of the scaled Gram matrix (``ridge="adaptive"``).
+    sample_weighted_ : bool
+        Whether ``fit`` received ``sample_weight`` (the intervals of :meth:`conf_int` are
+        derived for unweighted fits only and refuse weighted ones).
     noisy_statistics_ : NoisyStatistics
         The released noisy statistics and the public noise law (used by :meth:`conf_int`,
         :meth:`bse`, :meth:`summary`; post-processing, no extra budget).
@@ -915,6 +918,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         yty, yty_scale = (
             release_yty(stats.yty, eps_y, rng, n=stats.n) if eps_y > 0 else (None, None)
         )
+        self.sample_weighted_ = bool(stats.weighted)
         self.noisy_statistics_ = NoisyStatistics(
             gram, xty, yty, yty_scale, stats.n, layout, plan, eps_T, delta,
             self.postprocess.lower(), lam, stats.x_offset, stats.x_scale, stats.y_offset,
@@ -967,6 +971,15 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             self.coef_, self.intercept_ = coef, intercept
 
     # -- private inference: post-processing of noisy_statistics_ (dpreg.linear_model._inference)
+    def _check_unweighted(self):
+        # the bootstrap's noise and sampling model assume unit weights (docs/inference.md);
+        # whether weights were passed is the caller's own (public) choice
+        if getattr(self, "sample_weighted_", False):
+            raise NotImplementedError(
+                "conf_int/bse/summary are derived for unweighted fits only; this model was "
+                "fitted with sample_weight."
+            )
+
     def conf_int(self, alpha=0.05, n_boot=1000):
         """``(1 - alpha)`` intervals for ``[intercept, coef...]``; no extra budget.
 
@@ -974,10 +987,12 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         Returns an array of shape ``(n_params, 2)``, or a DataFrame indexed by ``"const"``
         and the feature names when ``fit`` saw column names.
         """
+        self._check_unweighted()
         return _inference.conf_int(self, alpha, n_boot)
 
     def bse(self, n_boot=1000):
         """Standard errors of ``[intercept, coef...]`` (bootstrap; no extra budget)."""
+        self._check_unweighted()
         return _inference.bse(self, n_boot)
 
     def summary(self, alpha=0.05, n_boot=1000):
@@ -997,6 +1012,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         >>> list(model.summary().as_dataframe().columns)
         ['coef', 'std err', '[0.025', '0.975]']
         """
+        self._check_unweighted()
         return _inference.summary(self, alpha, n_boot)
 
     def predict(self, X):

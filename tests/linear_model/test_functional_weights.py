@@ -131,3 +131,17 @@ def test_weighted_sensitivity_adversarial(p, fit_intercept, k):
     # control: weights up to 2 break the l_inf bound, and the same search finds it
     control = _worst_weighted_difference(p, fit_intercept, k, 2.0, rng)
     assert control[0] > bounds[0]
+
+
+def test_intervals_refuse_a_weighted_fit():
+    """conf_int/bse/summary assume unit weights: a weighted fit gets a clear error, an
+    unweighted fit of the same data does not."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(500, 2))
+    y = X @ np.array([1.0, -1.0]) + rng.normal(size=500)
+    kw = dict(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-5, 5), random_state=0)
+    weighted = FunctionalLinearRegression(**kw).fit(X, y, sample_weight=np.full(500, 0.5))
+    for method in (weighted.conf_int, weighted.bse, weighted.summary):
+        with pytest.raises(NotImplementedError, match="unweighted"):
+            method()
+    assert FunctionalLinearRegression(**kw).fit(X, y).conf_int().shape == (3, 2)
