@@ -164,6 +164,43 @@ def basic_interval(estimate, draws, alpha):
     return np.column_stack([2.0 * estimate - hi, 2.0 * estimate - lo])
 
 
+def interval_output(estimate, draws, alpha, names=None):
+    """``conf_int``'s return value from bootstrap draws: an array, or a DataFrame indexed by
+    ``names`` (when the fit saw column names). Shared by every estimator's intervals."""
+    ci = basic_interval(estimate, draws, alpha)
+    if names is None:
+        return ci
+    import pandas as pd  # noqa: PLC0415
+
+    return pd.DataFrame(ci, index=names, columns=[f"{alpha / 2:g}", f"{1 - alpha / 2:g}"])
+
+
+def se_output(draws, names=None):
+    """``bse``'s return value: bootstrap standard deviations, a Series when ``names`` is given."""
+    se = draws.std(axis=0, ddof=1)
+    if names is None:
+        return se
+    import pandas as pd  # noqa: PLC0415
+
+    return pd.Series(se, index=names, name="std err")
+
+
+def summary_frame(estimate, draws, alpha, names, first="coef"):
+    """The table of ``summary()``: estimate, std err and the basic interval per parameter."""
+    import pandas as pd  # noqa: PLC0415
+
+    ci = basic_interval(estimate, draws, alpha)
+    return pd.DataFrame(
+        {
+            first: estimate,
+            "std err": draws.std(axis=0, ddof=1),
+            f"[{alpha / 2:g}": ci[:, 0],
+            f"{1 - alpha / 2:g}]": ci[:, 1],
+        },
+        index=names,
+    )
+
+
 def warn_if_poor(ns):
     if poorly_determined(ns):
         warnings.warn(

@@ -29,7 +29,15 @@ import numpy as np
 from scipy.special import expit
 
 from .._validation import check_epsilon, check_random_state
-from ._inference import Summary, basic_interval, check_alpha, check_n_boot, param_names
+from ._inference import (
+    Summary,
+    check_alpha,
+    check_n_boot,
+    interval_output,
+    param_names,
+    se_output,
+    summary_frame,
+)
 
 DEFAULT_N_BOOT = 1000
 #: Per-example bound on every entry of ``s (1 - s) z z^T`` (``s (1 - s) <= 1/4``, ``|z_j| <= 1``).
@@ -234,43 +242,25 @@ def _index(estimator):
     return param_names(estimator, estimator.fit_intercept)
 
 
+def _maybe_names(estimator):
+    return _index(estimator) if getattr(estimator, "feature_names_in_", None) is not None else None
+
+
 def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     alpha = check_alpha(alpha)
     _, (est, draws) = _draws(estimator, n_boot)
-    ci = basic_interval(est, draws, alpha)
-    if getattr(estimator, "feature_names_in_", None) is None:
-        return ci
-    import pandas as pd  # noqa: PLC0415
-
-    cols = [f"{alpha / 2:g}", f"{1 - alpha / 2:g}"]
-    return pd.DataFrame(ci, index=_index(estimator), columns=cols)
+    return interval_output(est, draws, alpha, _maybe_names(estimator))
 
 
 def bse(estimator, n_boot=DEFAULT_N_BOOT):
     _, (_, draws) = _draws(estimator, n_boot)
-    se = draws.std(axis=0, ddof=1)
-    if getattr(estimator, "feature_names_in_", None) is None:
-        return se
-    import pandas as pd  # noqa: PLC0415
-
-    return pd.Series(se, index=_index(estimator), name="std err")
+    return se_output(draws, _maybe_names(estimator))
 
 
 def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
-    import pandas as pd  # noqa: PLC0415
-
     alpha = check_alpha(alpha)
     rel, (est, draws) = _draws(estimator, n_boot)
-    ci = basic_interval(est, draws, alpha)
-    frame = pd.DataFrame(
-        {
-            "coef": est,
-            "std err": draws.std(axis=0, ddof=1),
-            f"[{alpha / 2:g}": ci[:, 0],
-            f"{1 - alpha / 2:g}]": ci[:, 1],
-        },
-        index=_index(estimator),
-    )
+    frame = summary_frame(est, draws, alpha, _index(estimator), first="coef")
     fit_eps = float(estimator.epsilon_per_problem_)
     info = {
         "n": rel.n,

@@ -181,47 +181,31 @@ def _names(estimator):
     return [str(v) for v in names]
 
 
+def _maybe_names(estimator):
+    return _names(estimator) if getattr(estimator, "feature_names_in_", None) is not None else None
+
+
 def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
-    from ..linear_model._inference import basic_interval, check_alpha  # noqa: PLC0415
+    from ..linear_model._inference import check_alpha, interval_output  # noqa: PLC0415
 
     alpha = check_alpha(alpha)
     _, (est, draws) = _draws(estimator, n_boot)
-    ci = basic_interval(est, draws, alpha)
-    if getattr(estimator, "feature_names_in_", None) is None:
-        return ci
-    import pandas as pd  # noqa: PLC0415
-
-    cols = [f"{alpha / 2:g}", f"{1 - alpha / 2:g}"]
-    return pd.DataFrame(ci, index=_names(estimator), columns=cols)
+    return interval_output(est, draws, alpha, _maybe_names(estimator))
 
 
 def bse(estimator, n_boot=DEFAULT_N_BOOT):
-    _, (_, draws) = _draws(estimator, n_boot)
-    se = draws.std(axis=0, ddof=1)
-    if getattr(estimator, "feature_names_in_", None) is None:
-        return se
-    import pandas as pd  # noqa: PLC0415
+    from ..linear_model._inference import se_output  # noqa: PLC0415
 
-    return pd.Series(se, index=_names(estimator), name="std err")
+    _, (_, draws) = _draws(estimator, n_boot)
+    return se_output(draws, _maybe_names(estimator))
 
 
 def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
-    import pandas as pd  # noqa: PLC0415
-
-    from ..linear_model._inference import Summary, basic_interval, check_alpha  # noqa: PLC0415
+    from ..linear_model._inference import Summary, check_alpha, summary_frame  # noqa: PLC0415
 
     alpha = check_alpha(alpha)
     rel, (est, draws) = _draws(estimator, n_boot)
-    ci = basic_interval(est, draws, alpha)
-    frame = pd.DataFrame(
-        {
-            "location": est,
-            "std err": draws.std(axis=0, ddof=1),
-            f"[{alpha / 2:g}": ci[:, 0],
-            f"{1 - alpha / 2:g}]": ci[:, 1],
-        },
-        index=_names(estimator),
-    )
+    frame = summary_frame(est, draws, alpha, _names(estimator), first="location")
     info = {
         "n": rel.n,
         "epsilon spent": f"{estimator.epsilon_ + rel.epsilon:g} (fit {estimator.epsilon_:g}, "
