@@ -413,9 +413,20 @@ def scaling(reps=3, budget=120.0):
 
 
 def accuracy_check(reps=100, n=10_000):
-    """Mean error (and its standard error) of the default KNG fit on the heteroscedastic design
-    at ``n``, tau = 0.1 and 0.9, seeds 0..reps-1 (the data of :func:`heteroscedastic`)."""
+    """Issue 12's no-regression check at ``n``: seed 002 Figure 2 (tau = 1/2, the data of
+    :func:`figure2`) and the heteroscedastic design at tau = 0.1 and 0.9 (the data of
+    :func:`heteroscedastic`); mean Euclidean error of the default KNG fit and of the
+    non-private fit on the same data sets, and their ratio. Seeds 0..reps-1."""
     rows = []
+    for rep in range(reps):
+        rng = np.random.default_rng([2, n, rep])
+        X = rng.uniform(-1, 1, size=(n, 1))
+        theta = np.array([0.0, -1.0])
+        y = theta[0] + theta[1] * X[:, 0] + rng.standard_normal(n)
+        kng, _ = kng_fit(X, y, 0.5, 1.0, (-1, 1), (-Y_RANGE, Y_RANGE), rep, n_chains=1)
+        for method, value in (("KNG", kng), ("non-private", nonprivate_fit(X, y, 0.5))):
+            err = float(np.linalg.norm(value - theta))
+            rows.append(dict(case="figure2", method=method, rep=rep, error=err))
     for tau in (0.1, 0.9):
         z = stats.norm.ppf(tau)
         theta = np.array([1.0 + 1.5 * z, 1.0 + z, -1.0])
@@ -424,10 +435,14 @@ def accuracy_check(reps=100, n=10_000):
             X = rng.uniform(-1, 1, size=(n, 2))
             y = 1 + X[:, 0] - X[:, 1] + (1.5 + X[:, 0]) * rng.standard_normal(n)
             kng, _ = kng_fit(X, y, tau, 1.0, (-1, 1), (-12, 12), rep)
-            rows.append(dict(tau=tau, rep=rep, error=float(np.linalg.norm(kng - theta))))
+            for method, value in (("KNG", kng), ("non-private", nonprivate_fit(X, y, tau))):
+                err = float(np.linalg.norm(value - theta))
+                rows.append(dict(case=f"tau={tau}", method=method, rep=rep, error=err))
     df = pd.DataFrame(rows)
-    g = df.groupby("tau").error
-    print(pd.DataFrame({"mean": g.mean(), "se": g.std() / np.sqrt(g.count())}).to_string())
+    g = df.groupby(["case", "method"]).error
+    table = pd.DataFrame({"mean": g.mean(), "se": g.std() / np.sqrt(g.count())}).unstack()
+    table["ratio KNG / non-private"] = table[("mean", "KNG")] / table[("mean", "non-private")]
+    print(table.to_string())
     return df
 
 
