@@ -25,13 +25,19 @@ def test_logistic_float32_in_float32_out_like_sklearn(n_classes, multi_class):
     m32 = ObjectivePerturbationLogistic(**kw, multi_class=multi_class, random_state=3)
     m32.fit(X32, y)
     ref = LogisticRegression().fit(X32, y)
-    assert m32.coef_.dtype == ref.coef_.dtype == np.float32
-    assert m32.intercept_.dtype == ref.intercept_.dtype == np.float32
+    # recent scikit-learn keeps float32 in LogisticRegression (1.9 does; 1.6, our floor, does
+    # not): compare with it where it does, and hold our own convention everywhere
+    sklearn_keeps = ref.coef_.dtype == np.float32
+    assert m32.coef_.dtype == m32.intercept_.dtype == np.float32
+    if sklearn_keeps:
+        assert ref.intercept_.dtype == np.float32
     for method in ("decision_function", "predict_proba", "predict_log_proba"):
-        assert getattr(m32, method)(X32).dtype == getattr(ref, method)(X32).dtype == np.float32
+        assert getattr(m32, method)(X32).dtype == np.float32
+        if sklearn_keeps:
+            assert getattr(ref, method)(X32).dtype == np.float32
         # float64 input promotes, as in scikit-learn
         X64 = X32.astype(np.float64)
-        assert getattr(m32, method)(X64).dtype == getattr(ref, method)(X64).dtype
+        assert getattr(m32, method)(X64).dtype == getattr(ref, method)(X64).dtype == np.float64
     # the calibration and the certified release are computed in float64: same release
     m64 = ObjectivePerturbationLogistic(**kw, multi_class=multi_class, random_state=3)
     m64.fit(X32.astype(np.float64), y)
