@@ -102,6 +102,13 @@ def _merge_duplicates(U, c, V):
     return Uu, np.ascontiguousarray(sk[starts, -1]), np.ascontiguousarray(Vm)
 
 
+#: Public memory guard of the box sampler (see ``_split``): at most this many crossing-list
+#: entries are stored (24 bytes each: about 0.4 GB) ...
+MAX_LIST_ENTRIES = 2**24
+#: ... and one split call gathers at most this many parent entries (its temporaries).
+MAX_SPLIT_ENTRIES = 2**22
+
+
 class _NormBounds:
     """Lower and upper bounds of ``||g||_K`` over boxes ``[glo, ghi]`` of gradients (rows)."""
 
@@ -196,6 +203,7 @@ class BoxSampler:
         for f in self._FIELDS:
             setattr(self, f, new[f])
         self.lists = new["lists"]
+        self.n_entries = int(sum(lst.shape[0] for lst in self.lists))
 
     # ---------------------------------------------------------------------------- boxes
     _FIELDS = ("lo", "hi", "gfix", "logM", "logm", "logvol", "split_dim", "splittable", "depth")
@@ -272,6 +280,18 @@ class BoxSampler:
     def _split(self, parents):
         """Split boxes ``parents`` at their midpoints along ``split_dim``."""
         parents = np.asarray(parents, dtype=np.intp)
+        # Memory guard (public constants only): the crossing lists hold 24 bytes per entry and
+        # a split's temporaries about 5x its parents' entries. Split only while the stored
+        # entries stay below MAX_LIST_ENTRIES and one call's parents below MAX_SPLIT_ENTRIES;
+        # once the store is full the partition is frozen (as at the box budget). Any partition
+        # gives the same exact law, so this changes only time and memory, never the output law.
+        sizes = np.array([self.lists[p].shape[0] for p in parents], dtype=np.int64)
+        if sizes.size:
+            # the first parent is always allowed if the store has room for its children
+            room = min(MAX_LIST_ENTRIES - self.n_entries, max(MAX_SPLIT_ENTRIES, int(sizes[0])))
+            parents = parents[np.cumsum(sizes) <= room]
+            if parents.size == 0:
+                self.max_boxes = min(self.max_boxes, self.n_boxes)  # store full: freeze
         P = parents.size
         if P == 0:
             return
@@ -314,9 +334,11 @@ class BoxSampler:
             arr = getattr(self, f)
             arr[parents] = new[f][:P]
             setattr(self, f, np.concatenate([arr, new[f][P:]]))
+        freed = sum(self.lists[p].shape[0] for p in parents)
         for i, p in enumerate(parents):
             self.lists[p] = new["lists"][i]
         self.lists.extend(new["lists"][P:])
+        self.n_entries += sum(lst.shape[0] for lst in new["lists"]) - freed
         self.n_splits += P
 
     @property

@@ -218,3 +218,22 @@ def test_hostile_constant_features_and_huge_responses():
     assert m.coef_[0] == 0.0 and np.isfinite(m.coef_[1]) and np.isfinite(m.intercept_)
     m2 = _fit(X, rng.standard_normal(30))  # bounds include the constant column's range
     assert np.all(np.isfinite(m2.coef_))
+
+
+def test_memory_guard_freezes_the_partition_and_keeps_the_law(monkeypatch):
+    """With a tiny public store for the crossing lists the partition freezes early (no more
+    splits once the store is full), the store never exceeds it, and the draws keep the exact
+    law (KS against the brute-force sampler)."""
+    import dpreg._kng_exact as kx
+
+    monkeypatch.setattr(kx, "MAX_LIST_ENTRIES", 80)
+    monkeypatch.setattr(kx, "MAX_SPLIT_ENTRIES", 30)
+    mech = _mech(25, 2, 0.3, "linf", seed=2)
+    bs = BoxSampler(mech.gradient, mech.scale, mech.ball, mech.lower, mech.upper)
+    for _ in range(50):
+        bs.refine_round()
+    assert bs.n_entries <= 80 and bs.n_boxes < 200  # frozen far below the box budget
+    assert bs.n_entries == sum(lst.shape[0] for lst in bs.lists)
+    A = _exact_draws(mech, 150)
+    B = _brute(mech, 4000, seed=1)
+    assert min(_ks_pvalues(A, B)) > 1e-3 / 3
