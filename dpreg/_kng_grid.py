@@ -25,7 +25,16 @@ import numpy as np
 
 from ._random import random_words
 
-__all__ = ["GRID_BITS", "accept", "accept_fast", "float_scale", "grid_box", "indicators_at"]
+__all__ = [
+    "GRID_BITS",
+    "accept",
+    "accept_fast",
+    "decide_below",
+    "float_scale",
+    "grid_box",
+    "indicators_at",
+    "round_to_grid",
+]
 
 GRID_BITS = 32
 """Cells per coordinate: about ``2**GRID_BITS`` across the public box (fewer far from 0)."""
@@ -65,6 +74,27 @@ def grid_box(lower, upper):
         e[j] = max(ej, -1070)
     g = np.ldexp(1.0, e)
     return g, np.floor(lower / g) * g, np.ceil(upper / g) * g
+
+
+def round_to_grid(theta, lower, upper):
+    """The centre of the public grid cell of :func:`grid_box` that contains ``theta``, clipped.
+
+    For samplers whose output is *not* an exact cell draw (the opt-in Gibbs chains): the
+    release then takes values in the same public set as the exact samplers, which removes the
+    low-bit patterns of float arithmetic, but it certifies nothing about the law (the chain's
+    law is approximate anyway). ``(k + 1/2) g`` with ``|k| < 2**50`` is an exact float.
+
+    Examples
+    --------
+    >>> from dpreg._kng_grid import round_to_grid
+    >>> t = round_to_grid([0.3], [-1.0], [1.0])
+    >>> bool(t[0] * 2.0**33 == round(t[0] * 2.0**33)) and abs(t[0] - 0.3) < 2.0**-31
+    True
+    """
+    theta = np.asarray(theta, dtype=float)
+    g, L, H = grid_box(lower, upper)
+    k = np.clip(np.floor((theta - L) / g), 0.0, (H - L) / g - 1.0)
+    return np.clip(L + (k + 0.5) * g, lower, upper)
 
 
 def indicators_at(U, c, theta):
@@ -115,6 +145,21 @@ def accept_fast(u, log_f, log_m):
 
 
 def _accept_slow(u, log_f, log_m, rng):
+    from flint import arb
+
+    return decide_below(u, lambda: (arb(log_f) - arb(log_m)).exp(), rng)
+
+
+def decide_below(u, threshold, rng):
+    """Decide ``U < t`` exactly for ``U = u + 2**-53 V`` (``V`` a fresh real uniform).
+
+    ``u`` is a multiple of ``2**-53`` in ``[0, 1)`` (the top 53 bits of ``U``) and
+    ``threshold()`` returns an ``arb`` ball that contains the real ``t`` at the current
+    ``flint.ctx.prec``. Each round appends 64 random bits to ``U`` and raises the precision
+    by 64 bits, until the two balls are disjoint; ``U = t`` has probability 0, so this ends
+    with probability 1. Used by :func:`accept` and by the 1-D line release
+    (:mod:`dpreg._kng_line`) when their float bounds do not decide.
+    """
     from flint import arb, ctx
 
     num, bits = int(u * 2.0**53), 53
@@ -126,7 +171,7 @@ def _accept_slow(u, log_f, log_m, rng):
             ctx.prec = bits + 64
             half = arb(2) ** (-(bits + 1))
             U = arb(arb(2 * num + 1) * half, half)  # [num, num + 1] / 2^bits
-            t = (arb(log_f) - arb(log_m)).exp()
+            t = threshold()
             if U < t:
                 return True
             if U > t:

@@ -52,11 +52,14 @@ exponential-mechanism baseline of ``benchmarks/quantile.py``).
 
 Exact draws and the approximate chain
 -------------------------------------
-:meth:`KNG.sample_exact` is an **exact** draw for every ``d``: for ``d == 1`` (without
-``jump_bound``) a single line update over the whole domain, released as a float; otherwise
-adaptive rejection sampling with box envelopes that releases a cell of a public power-of-two
-grid (:mod:`dpreg._kng_exact`, :mod:`dpreg._kng_grid`; the running time depends on the data,
-the law does not). The chains
+:meth:`KNG.sample_exact` is an **exact** draw for every ``d`` of a cell of a public
+power-of-two grid (the cell centre ``c_k`` with probability ``∝ exp(-s ||g(c_k)||_K)``): for
+``d == 1`` with unit index vectors and integer jumps (the private quantiles of
+:mod:`dpreg.tools`) a segment-then-cell draw with exact integer gradients
+(:mod:`dpreg._kng_line`); otherwise adaptive rejection sampling with box envelopes
+(:mod:`dpreg._kng_exact`, :mod:`dpreg._kng_grid`; the running time depends on the data, the
+law does not). The float line draws of :func:`sample_piecewise_exponential` and
+:func:`sample_piecewise_radial` serve only the chains below. The chains
 of :func:`run_chains` are approximate: their law converges to the target but after finitely
 many sweeps it is only close to it; if the law of the release is within total variation
 ``gamma`` of the KNG density for every data set, the release is
@@ -71,6 +74,7 @@ import numbers
 import numpy as np
 from joblib import Parallel, delayed
 
+from ._kng_line import line_release_applies, sample_line_grid, scale_down
 from ._validation import check_epsilon, check_random_state, check_sensitivity
 from .noise.balls import make_ball
 
@@ -375,9 +379,11 @@ class KNG:
         envelopes (:class:`dpreg._kng_exact.BoxSampler`; exact law, data-dependent running
         time) that releases the centre of a cell of a public power-of-two grid, drawn with
         probability proportional to the density at the centre (``docs/
-        kng_quantile_regression.md``, "Floating point"). ``d == 1`` without ``jump_bound``:
-        one exact line draw through the whole interval, released as a float (Smith's private
-        quantile; not hardened against float attacks).
+        kng_quantile_regression.md``, "Floating point"). ``d == 1`` without ``jump_bound``,
+        unit index vectors and integer jumps (Smith's private quantile, :mod:`dpreg.tools`):
+        the same grid law drawn segment by segment with exact integer gradients and the scale
+        rounded down, so nothing is left to charge (:mod:`dpreg._kng_line`,
+        ``docs/floating_point.md``); other ``d == 1`` gradients use the box sampler.
 
         Parameters
         ----------
@@ -401,10 +407,14 @@ class KNG:
 
             n = self.gradient.U.shape[0]
             scale = float_scale(self.epsilon, self.sensitivity, self.ball, n, jump_bound)
-        if self.dim == 1 and jump_bound is None:
-            theta = np.array([0.5 * (self.lower[0] + self.upper[0])])
-            theta = _line_update(self, theta, self.start_cache(theta), np.ones(1), rng)[0]
-            info = {"n_boxes": 0, "n_proposals": 1, "acceptance_bound": 1.0}
+        if self.dim == 1 and jump_bound is None and line_release_applies(self.gradient, self.ball):
+            # exact segment-then-cell draw of the same grid law (dpreg._kng_line)
+            s = scale_down(self.epsilon, self.sensitivity)
+            t, info = sample_line_grid(
+                self.gradient, s, self.lower[0], self.upper[0], rng, return_info=True
+            )
+            theta = np.array([t])
+            info = {"n_boxes": 0, "acceptance_bound": 1.0, **info}
         else:
             from ._kng_exact import BoxSampler
 
