@@ -371,6 +371,16 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 f"epsilon must be at least {_MIN_EPSILON:g} for this estimator, got {epsilon!r}."
             )
         norm = check_norm(self.norm, allowed=("l1", "l2", "linf", "auto", ROWS), allow_ball=False)
+        if not isinstance(norm, str):  # an lp norm, p not in {1, 2, inf}: asked for explicitly
+            warnings.warn(
+                f"norm={self.norm!r}: the lp perturbation vector (p not in 1, 2, inf) has no "
+                "exact sampler; it is a float64 draw whose deviation from the ideal draw is "
+                "not certified, so the guarantee is not floating-point safe "
+                "(docs/floating_point.md). norm='linf' (default), 'l2', 'l1' or 'auto' are "
+                "hardened.",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
         if not (isinstance(self.q, str) and self.q == "auto"):
             if isinstance(self.q, bool) or not isinstance(self.q, numbers.Real):
                 raise ValueError(f"q must be a number in (0, 1) or 'auto', got {self.q!r}.")

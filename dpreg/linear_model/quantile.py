@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._kng_grid import round_to_grid
 from .._validation import (
     check_bounds,
     check_epsilon,
@@ -382,7 +383,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             warnings.warn(
                 "sampler='gibbs' releases one state of a Markov chain: its law only approaches "
                 "the KNG density, so the release is (epsilon, delta)-DP with an unknown delta, "
-                "not epsilon-DP. Use sampler='exact' for the stated guarantee.",
+                "not epsilon-DP. Its float state is rounded to the exact sampler's public grid, "
+                "which is not a floating-point certificate either (docs/floating_point.md). "
+                "Use sampler='exact' for the stated guarantee.",
                 PrivacyLeakWarning,
                 stacklevel=3,
             )
@@ -437,7 +440,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             "max_rhat": max_rhat,
             "rhat_limit": limit,
         }
-        return result.final[0], diagnostics
+        # the chain's float state is released on the exact sampler's public grid (its law is
+        # approximate anyway): this removes float low-bit patterns, it certifies nothing more
+        return round_to_grid(result.final[0], mech.lower, mech.upper), diagnostics
 
     def predict(self, X):
         """Predicted ``tau``-quantiles ``X @ coef_ + intercept_``."""

@@ -52,6 +52,32 @@ _EXTRA_BITS = 64  # bits added to each uniform per round of the slow (arb) path
 _MIN_EXP = -1074  # the grid never goes below the smallest subnormal spacing
 
 
+def round_relative(x):
+    """Round every coordinate of ``x`` to the nearest number with ``SIGNIFICANT_BITS + 1``
+    significant bits (the exact sampler's public output set; NaN and inf pass through).
+
+    For the opt-in approximate sampler (``hit_and_run``): its float state is not an exact
+    draw, so this only puts the release in the same public set (no float low-bit patterns);
+    it certifies nothing about the law.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg.location._grid_release import round_relative
+    >>> z = round_relative(np.array([1.0 + 2.0**-40, 0.0, -3.0]))
+    >>> [float(v) for v in z]
+    [1.0, 0.0, -3.0]
+    """
+    x = np.asarray(x, dtype=float)
+    with np.errstate(invalid="ignore"):
+        e = np.frexp(x)[1] - 1  # floor(log2 |x|) for x != 0
+        g_exp = np.maximum(e - SIGNIFICANT_BITS, _MIN_EXP)
+        # |x / g| < 2**(SIGNIFICANT_BITS + 2): adding 1/2 and flooring are exact
+        n = np.floor(np.ldexp(x, -g_exp) + 0.5)
+        out = np.ldexp(n, g_exp)
+    return np.where(np.isfinite(x), out, x)
+
+
 def _masked_gamma_float(kk, k):
     """Ball of ``-sum_{j <= k} log U_j`` per row (Gamma(k + 1)), U_j in [kk_j, kk_j + 1] 2^-53.
 

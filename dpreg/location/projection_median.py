@@ -60,6 +60,7 @@ from ..exceptions import PrivacyLeakWarning, PTRInfeasibleError, PTRTestFailedEr
 from ..noise import LaplaceMechanism
 from . import _certificate
 from . import _sensitivity as sens
+from ._grid_release import round_relative
 from ._sampler import ExactSampler, hit_and_run, projection_median_lp
 
 #: Calibrated constants ``(kappa_inf, kappa_1)`` of the default eta (see ``default_eta``).
@@ -550,13 +551,16 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         else:
             warnings.warn(
                 "sampler='hit_and_run' draws from exp(-c O) only approximately (finite Markov "
-                "chain); the (epsilon, delta) guarantee then holds only approximately.",
+                "chain); the (epsilon, delta) guarantee then holds only approximately. Its "
+                "float state is rounded to the exact sampler's public relative grid, which is "
+                "not a floating-point certificate either (docs/floating_point.md).",
                 PrivacyLeakWarning,
                 stacklevel=2,
             )
             steps = 50 * d if self.n_steps is None else int(self.n_steps)
             start = x_star if x_star is not None else np.linalg.lstsq(U, mu, rcond=None)[0]
-            location = hit_and_run(U, mu, sigma, c, rng, start, steps)
+            # same public output set as the exact sampler; certifies nothing about the law
+            location = round_relative(hit_and_run(U, mu, sigma, c, rng, start, steps))
         if not np.all(np.isfinite(location)):
             raise self._failure(epsilon, delta)
         self.location_ = location
