@@ -88,7 +88,7 @@ def round_to_grid(theta, lower, upper):
     --------
     >>> from dpreg._kng_grid import round_to_grid
     >>> t = round_to_grid([0.3], [-1.0], [1.0])
-    >>> bool(t[0] * 2.0**33 == round(t[0] * 2.0**33)) and abs(t[0] - 0.3) < 2.0**-31
+    >>> bool(t[0] * 2.0**33 == round(t[0] * 2.0**33) and abs(t[0] - 0.3) < 2.0**-31)
     True
     """
     theta = np.asarray(theta, dtype=float)

@@ -230,3 +230,14 @@ def test_sample_line_grid_direct_matches_sample_exact_seeded():
     a = mech.sample_exact(random_state=7)[0]
     b = sample_line_grid(grad, 0.5, -100.0, 100.0, np.random.default_rng(7))
     assert a == b
+
+
+@pytest.mark.parametrize(
+    "name", ["dpreg._kng_line", "dpreg._kng_grid", "dpreg.location._grid_release"]
+)
+def test_docstring_examples_of_the_grid_modules(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
