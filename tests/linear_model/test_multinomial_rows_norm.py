@@ -14,7 +14,8 @@ from dpreg.linear_model._multinomial import (
     ROWS,
     _unit_noise_second_moment,
     choose_softmax_norm,
-    sample_rows_noise,
+    float_rows_noise,
+    rows_perturbation,
     softmax_gamma,
     softmax_sensitivity,
 )
@@ -58,12 +59,19 @@ def test_rows_sensitivity_adversarial_and_tight(K, m):
     assert 4.0 - 1e-6 < rows_norm(d) <= 4.0 * (1 + 1e-12)
 
 
-def test_rows_sampler_matches_its_density():
+@pytest.mark.parametrize("sampler", ["grid", "float"])
+def test_rows_sampler_matches_its_density(sampler):
     """|V|_{1,inf} ~ Gamma(Km, scale) and each row's share of it ~ Beta(m, (K - 1) m); a 10%
-    mis-scaled sample (the control) is rejected by the same test."""
-    K, m, scale, n = 3, 4, 0.7, 4000
+    mis-scaled sample (the control) is rejected by the same test. Both the shipped exact grid
+    release and the float reference have the ideal law (the grid is 2^-35 of the scale)."""
+    K, m, sens, eps, n = 3, 4, 4.0, 4.0 / 0.7, 4000
+    scale = sens / eps
     rng = np.random.default_rng(11)
-    V = np.array([sample_rows_noise(K, m, scale, rng) for _ in range(n)]).reshape(n, K, m)
+    if sampler == "grid":
+        draw = [rows_perturbation(K, m, sens, eps, rng) for _ in range(n)]
+    else:
+        draw = [float_rows_noise(K, m, scale, rng) for _ in range(n)]
+    V = np.array(draw).reshape(n, K, m)
     norms = np.abs(V).max(axis=2).sum(axis=1)
     assert stats.kstest(norms, stats.gamma(K * m, scale=scale).cdf).pvalue > 1e-3
     assert stats.kstest(1.1 * norms, stats.gamma(K * m, scale=scale).cdf).pvalue < 1e-6
