@@ -52,15 +52,16 @@ gives an epsilon-DP output, and the outputs converge in distribution to the non-
 The argument needs only convexity of r, which is why ``alpha >= 0`` and ``0 <= l1_ratio <= 1``
 are enforced.
 
-Multiclass problems are solved one-vs-rest: K binary problems, each with budget
+One-vs-rest (``multi_class="ovr"``) solves K > 2 classes as K binary problems, each with budget
 ``epsilon / K`` (a changed example may change its features, so it touches every binary problem),
 and basic composition gives epsilon in total. Two classes use one binary problem and the full
 epsilon. K is the number of *public* classes (``classes=``), so the number of problems and the
 budget split never depend on which labels occur in the data; a class absent from the data is a
 problem whose labels are all 0.
 
-``multi_class="multinomial"`` (and the default ``"auto"`` with the lbfgs solver and a ridge
-penalty, for the norms and class counts where it was measured ahead: see
+``multi_class="multinomial"`` (and the default ``"auto"`` with the lbfgs solver, a ridge
+penalty and numpy input, for 3 to 6 classes with the default norm and for any K > 2 with
+``norm="auto"``: where it was measured ahead, see
 ``ObjectivePerturbationLogistic._softmax_chosen``) fits K > 2 classes as one softmax problem
 with the full epsilon; its sensitivity, class-wise noise norm and gamma are derived in
 :mod:`dpreg.linear_model._multinomial`.
