@@ -73,6 +73,7 @@ def test_rows_perturbation_is_on_its_public_grid_with_the_ideal_row_law():
     rng = np.random.default_rng(21)
     V = np.array([rows_perturbation(K, M, sens, eps, rng) for _ in range(n)])
     assert _on_grid(V, grid.step)
+    assert not _on_grid(V, 2.0 * grid.step)  # not a coarser grid: the charged shift is right
     assert grid.step <= scale * 2.0**-36  # far finer than the noise
     row_norms = np.abs(V.reshape(n, K, M)).max(axis=2)
     for k in range(K):
@@ -163,7 +164,7 @@ def test_fit_feeds_a_grid_vector_and_charges_its_shift(norm, monkeypatch):
     assert est.multi_class_ == "multinomial" and est.norm_ == norm
     eps_v = EPS * (1 - AMP_SHARE) * est.q_
     grid = perturbation_grid(K * M, est.sensitivity_, eps_v)
-    assert _on_grid(seen[0], grid.step)
+    assert _on_grid(seen[0], grid.step) and not _on_grid(seen[0], 2.0 * grid.step)
     radius = (est.grad_tol_ + grid.shift / len(X0)) / est.strong_convexity_
     assert est.amp_sensitivity_ >= 2.0 * radius
     scale = float(np.nextafter(est.amp_sensitivity_ / est.amp_epsilon_, np.inf))
