@@ -21,23 +21,34 @@ sum to ``1 - p_y``), so ``|G|_p <= (2m)^{1/p}`` and ``Delta_p = 2 (2m)^{1/p}`` b
 inequality. This does not grow with K: one example moves all K rows, but its weights
 ``p - e_y`` have l1 norm at most 2.
 
-Class-wise norm ``"l1_linf"`` (the default noise of the multinomial model)
--------------------------------------------------------------------------
+Class-wise norm ``"l1_linf"`` (the multinomial noise of ``norm="auto"``)
+-----------------------------------------------------------------------
 The entrywise norms ignore that all K rows of ``G`` are multiples of the *same* z by the
 entries of one vector ``a = p - e_y`` with ``|a|_1 = 2 (1 - p_y) < 2``. The norm
 ``|M|_{1,inf} = sum_k max_j |M_kj|`` (l1 over the class rows of each row's linf norm) uses it:
 ``|G|_{1,inf} = sum_k |a_k| |z|_inf <= |a|_1 < 2``, so ``Delta_{1,inf} = 4`` by the triangle
 inequality (approached by two examples with opposite sign vectors z and labels whose
-probabilities are near 0). Its unit ball is the l1-sum of K cubes ``[-1, 1]^m``; a uniform
-point is ``x_k = t_k u_k`` with ``(t_1, ..., t_K, 1 - sum t) ~ Dirichlet(m, ..., m, 1)`` (polar
-coordinates in each block: volume element ``prod_k t_k^{m-1} dt_k``) and ``u_k = w_k /
-|w_k|_inf`` for ``w_k`` uniform in the cube (the cone measure, independent of ``|w_k|_inf``).
-The K-norm draw is ``V = r x`` with ``r ~ Gamma(Km + 1, Delta / epsilon)``. Its second moment
-is ``E|V|_2^2 = (Delta/epsilon)^2 K m (m + 1)(m + 2) / 3`` (``E r^2 = (Km+1)(Km+2) s^2``,
-``E t_k^2 = m (m+1) / ((Km+1)(Km+2))``, ``E|u_k|^2 = 1 + (m-1)/3``), against
-``(2/epsilon)^2 (Km+1)(Km+2) Km / 3`` for the entrywise linf norm: a ratio
-``4 (m+1)(m+2) / ((Km+1)(Km+2))``, about ``4/K^2`` (0.62 for iris, 0.04 for digits).
-``|v|_2 <= sqrt(Km) |v|_{1,inf}``, so the public bounds of :mod:`._certify` hold unchanged.
+probabilities are near 0).
+
+Sampler (``rows_perturbation``). The K-norm density factorises over the class rows,
+``exp(-|V|_{1,inf}/s) = prod_k exp(-|V_k|_inf / s)`` with ``s = Delta / epsilon``, so the
+rows ``V_k`` are *independent*, each the dim-dimensional linf K-norm noise of scale s:
+``V_k = r_k (2 W_k - 1)`` with ``r_k ~ Gamma(dim + 1, s)`` and ``W_k`` uniform in the unit
+cube (``|V_k|_inf`` is then Gamma(dim, s), the radial law of ``exp(-|v|_inf/s)`` in dim
+dimensions). This is the same law as the polar form ``V = r x``, ``r ~ Gamma(K dim + 1, s)``,
+x uniform in the unit ball (the l1-sum of K cubes): its block radii ``r t_k`` with
+``(t_1, ..., t_K, 1 - sum t) ~ Dirichlet(dim, ..., dim, 1)`` are i.i.d. Gamma(dim, s) by the
+gamma-Dirichlet construction, and within a block the direction is the cone measure of the
+cube. The product form needs nothing but the exact linf sampler of
+:mod:`dpreg.noise._exact`, so V is an *exact grid release* of the ideal vector on the public
+grid of :func:`._certify.perturbation_grid` for the stacked dimension K dim, like every
+other perturbation vector (``docs/floating_point.md``, section 5a). Its second moment is
+``E|V|_2^2 = (Delta/epsilon)^2 K dim (dim + 1)(dim + 2) / 3`` (K rows of
+``E|V_k|_2^2 = (dim + 1)(dim + 2) dim s^2 / 3``), against
+``(2/epsilon)^2 (K dim + 1)(K dim + 2) K dim / 3`` for the entrywise linf norm: a ratio
+``4 (dim + 1)(dim + 2) / ((K dim + 1)(K dim + 2))``, about ``4/K^2`` (0.62 for iris, 0.04 for
+digits). ``|v|_2 <= sqrt(K dim) |v|_{1,inf}``, so the public bounds of :mod:`._certify` hold
+unchanged.
 
 Jacobian (``softmax_gamma``)
 ----------------------------
@@ -62,7 +73,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import logsumexp, softmax
 
-from ._certify import _CHUNK, _U, _margins_accurate, _two_product, _two_sum
+from ._certify import _CHUNK, _U, _margins_accurate, _two_product, _two_sum, perturbation_grid
 
 #: Name of the class-wise norm ``sum_k max_j |M_kj|`` (module docstring).
 ROWS = "l1_linf"
@@ -98,11 +109,34 @@ def _unit_noise_second_moment(norm, dim, n_classes):
     return mech.variance * total
 
 
-def sample_rows_noise(n_classes, dim, scale, rng):
-    """One draw of the K-norm noise of the class-wise norm, density ``∝ exp(-|V|_{1,inf}/scale)``.
+def rows_perturbation(n_classes, dim, sensitivity, epsilon, rng):
+    """The class-wise perturbation vector: an exact grid release of the ideal K-norm draw.
 
-    ``scale = Delta / epsilon``; returns the (K, dim) matrix flattened row by row. Full float64
-    precision (like the other perturbation vectors: V is never released).
+    The density ``∝ exp(-epsilon |V|_{1,inf} / sensitivity) = prod_k exp(-epsilon |V_k|_inf /
+    sensitivity)`` is a *product* over the class rows ``V_k``: the K rows are independent,
+    each the ``dim``-dimensional linf K-norm noise of the same scale (module docstring). So
+    the ideal V is K independent rows of the exact linf sampler of
+    :func:`dpreg.noise._exact.release_knorm` (``r (2W - 1)``, r ~ Gamma(dim + 1, scale)),
+    each coordinate rounded exactly to the grid of
+    :func:`._certify.perturbation_grid` for the stacked dimension ``K dim`` (whose shift bound
+    ``sqrt(K dim) g / 2`` the AMP plan charges, as for the binary b). Returns the (K, dim)
+    matrix flattened row by row; every entry is a multiple of the public grid step.
+    ``docs/floating_point.md``, section 5a.
+    """
+    from ..noise._exact import release_knorm  # noqa: PLC0415
+
+    bits = perturbation_grid(n_classes * dim, sensitivity, epsilon).bits
+    zeros = np.zeros((n_classes, dim))
+    V = release_knorm(zeros, math.inf, dim, sensitivity, epsilon, rng, grid_bits=bits)
+    return V.ravel()
+
+
+def float_rows_noise(n_classes, dim, scale, rng):
+    """The former float64 draw of the class-wise noise (``r t_k u_k``, module docstring).
+
+    Exact in law but *not* floating-point safe (the low bits of a float product): kept only
+    as the reference ("old") sampler of the tests' controls, like
+    :func:`dpreg.noise._exact.float_knorm_sample`.
     """
     r = rng.gamma(n_classes * dim + 1.0, scale)
     t = rng.dirichlet(np.r_[np.full(n_classes, float(dim)), 1.0])[:n_classes]

@@ -113,6 +113,7 @@ def test_dask_logistic_releases_the_same_point_as_numpy(classes):
     if len(classes) == 2:
         y = (y > 0).astype(int)
     kw = {"epsilon": 1.0, "bounds_X": (-1, 1), "classes": classes, "random_state": 7}
+    kw["multi_class"] = "ovr"  # numpy's "auto" takes the softmax model for 3-6 classes
     a = ObjectivePerturbationLogistic(**kw).fit(X, y)
     b = ObjectivePerturbationLogistic(**kw).fit(
         da.from_array(X, chunks=(3001, 3)), da.from_array(y, chunks=3001)
@@ -128,6 +129,7 @@ def test_dask_logistic_large_n_same_grid_point():
     # certificate takes both to the floating-point floor: measured 0 grid steps (13 before)
     X, y = _classes(3 * N_SUB, seed=0)
     kw = {"epsilon": 1.0, "bounds_X": (-1, 1), "classes": [0, 1, 2], "random_state": 0}
+    kw["multi_class"] = "ovr"  # numpy's "auto" takes the softmax model for 3-6 classes
     a = ObjectivePerturbationLogistic(**kw).fit(X, y)
     b = ObjectivePerturbationLogistic(**kw).fit(
         da.from_array(X, chunks=(10_000, 3)), da.from_array(y, chunks=10_000)
@@ -236,8 +238,9 @@ def test_dask_logistic_data_bounds_and_labels_warn_like_numpy():
     with pytest.warns(PrivacyLeakWarning) as rec:
         b = ObjectivePerturbationLogistic(random_state=0).fit(Xd, yd)
     assert len(rec) == 2  # labels read from the data, bounds read from the data
+    assert b.multi_class_ == "ovr"  # "auto" on dask input
     with pytest.warns(PrivacyLeakWarning):
-        a = ObjectivePerturbationLogistic(random_state=0).fit(X, y)
+        a = ObjectivePerturbationLogistic(random_state=0, multi_class="ovr").fit(X, y)
     np.testing.assert_array_equal(b.classes_, a.classes_)
     np.testing.assert_array_equal(b.bounds_[0], a.bounds_[0])
     np.testing.assert_array_equal(b.theta_, a.theta_)

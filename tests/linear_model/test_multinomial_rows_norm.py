@@ -14,7 +14,8 @@ from dpreg.linear_model._multinomial import (
     ROWS,
     _unit_noise_second_moment,
     choose_softmax_norm,
-    sample_rows_noise,
+    float_rows_noise,
+    rows_perturbation,
     softmax_gamma,
     softmax_sensitivity,
 )
@@ -58,12 +59,19 @@ def test_rows_sensitivity_adversarial_and_tight(K, m):
     assert 4.0 - 1e-6 < rows_norm(d) <= 4.0 * (1 + 1e-12)
 
 
-def test_rows_sampler_matches_its_density():
+@pytest.mark.parametrize("sampler", ["grid", "float"])
+def test_rows_sampler_matches_its_density(sampler):
     """|V|_{1,inf} ~ Gamma(Km, scale) and each row's share of it ~ Beta(m, (K - 1) m); a 10%
-    mis-scaled sample (the control) is rejected by the same test."""
-    K, m, scale, n = 3, 4, 0.7, 4000
+    mis-scaled sample (the control) is rejected by the same test. Both the shipped exact grid
+    release and the float reference have the ideal law (the grid is 2^-35 of the scale)."""
+    K, m, sens, eps, n = 3, 4, 4.0, 4.0 / 0.7, 4000
+    scale = sens / eps
     rng = np.random.default_rng(11)
-    V = np.array([sample_rows_noise(K, m, scale, rng) for _ in range(n)]).reshape(n, K, m)
+    if sampler == "grid":
+        draw = [rows_perturbation(K, m, sens, eps, rng) for _ in range(n)]
+    else:
+        draw = [float_rows_noise(K, m, scale, rng) for _ in range(n)]
+    V = np.array(draw).reshape(n, K, m)
     norms = np.abs(V).max(axis=2).sum(axis=1)
     assert stats.kstest(norms, stats.gamma(K * m, scale=scale).cdf).pvalue > 1e-3
     assert stats.kstest(1.1 * norms, stats.gamma(K * m, scale=scale).cdf).pvalue < 1e-6
@@ -143,3 +151,33 @@ def test_rows_norm_outside_multinomial_is_rejected_before_spending():
                 bounds_X=(-1, 1), classes=classes, multi_class=mc, norm=ROWS, accountant=acc
             ).fit(X, y)
     assert acc.total() == (0.0, 0.0)
+
+
+def test_auto_multi_class_rule_follows_public_settings_only():
+    """``multi_class="auto"``: the softmax model for 3..LINF_SOFTMAX_MAX_CLASSES classes with
+    the default norm, for any K > 2 with the class-wise norm, one-vs-rest otherwise."""
+    from dpreg.linear_model.logistic import LINF_SOFTMAX_MAX_CLASSES as k_max
+
+    def chosen(k, dask_input=False, **kw):
+        return ObjectivePerturbationLogistic(**kw)._softmax_chosen(k, dask_input)
+
+    assert not chosen(2) and not chosen(2, norm="auto")
+    assert all(chosen(k) for k in range(3, k_max + 1))
+    assert not chosen(k_max + 1) and chosen(k_max + 1, norm="auto") and chosen(20, norm=ROWS)
+    assert not chosen(3, dask_input=True)
+    for kw in ({"multi_class": "ovr"}, {"norm": "l2"}, {"norm": "l1"}, {"norm": 3.0},
+               {"solver": "cvxpy"}, {"alpha": 1.0, "l1_ratio": 0.5}):  # fmt: skip
+        assert not chosen(3, **kw), kw
+    assert chosen(3, alpha=1.0) and chosen(20, multi_class="multinomial", norm="l2")
+
+    # a default fit: three public classes -> one softmax problem with the full epsilon
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = np.digitize(X[:, 0], [-0.3, 0.3])
+    kw = dict(epsilon=2.0, bounds_X=(-1, 1), random_state=0)
+    clf = ObjectivePerturbationLogistic(classes=[0, 1, 2], **kw).fit(X, y)
+    assert clf.multi_class_ == "multinomial" and clf.norm_ == "linf"
+    assert clf.epsilon_per_problem_ == 2.0 and clf.sensitivity_ == 2.0
+    many = list(range(k_max + 1))  # absent classes are fine: the label set is public
+    clf = ObjectivePerturbationLogistic(classes=many, **kw).fit(X, y)
+    assert clf.multi_class_ == "ovr" and clf.theta_.shape == (k_max + 1, 3)

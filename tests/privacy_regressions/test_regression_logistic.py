@@ -51,10 +51,15 @@ def test_regression_logistic_label_set_present_in_data_does_not_change_the_mecha
     y_a[0] = 7
     y_b = y_a.copy()
     y_b[0] = 1  # replace-one neighbour: label 7 no longer occurs
-    # one-vs-rest (the default; budget split over the public classes) and the softmax model
-    # that multi_class="auto" takes with norm="auto"
-    for norm, per_problem in (("linf", 1.0 / 3), ("auto", 1.0)):
+    # one-vs-rest (budget split over the public classes) and the softmax model that
+    # multi_class="auto" takes for three public classes (norm "linf" or "auto")
+    for norm, mc, per_problem in (
+        ("linf", "ovr", 1.0 / 3),
+        ("linf", "auto", 1.0),
+        ("auto", "auto", 1.0),
+    ):
         kw = dict(epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1, 7], random_state=0, norm=norm)
+        kw["multi_class"] = mc
         a = ObjectivePerturbationLogistic(**kw).fit(X, y_a)
         b = ObjectivePerturbationLogistic(**kw).fit(X, y_b)
         attrs = ("classes_", "epsilon_per_problem_", "q_", "gamma_", "amp_epsilon_", "grad_tol_")
