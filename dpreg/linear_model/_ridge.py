@@ -67,6 +67,31 @@ def _float_error(n, q):
     return q * float_sum_error_bound(int(n), 1.0, products=True) + 8.0 * q * q * u * n * q
 
 
+def _smallest_eigenvalue(sym):
+    """lambda_min of a finite symmetric matrix, never raising (it runs after the spend).
+
+    LAPACK's divide-and-conquer driver can in principle report non-convergence; the bisection
+    driver ("evx") is tried next. If both fail, 0 is returned: the floor then takes its full
+    public value (``adaptive_floor`` with a released value near 0), the conservative side, and
+    no exception can reveal anything about the data after the budget is spent.
+    """
+    from scipy import linalg  # noqa: PLC0415
+
+    for driver in ("evd", "evx"):
+        try:
+            w = linalg.eigh(
+                sym,
+                eigvals_only=True,
+                driver=driver,
+                subset_by_index=None if driver == "evd" else [0, 0],
+            )
+        except (linalg.LinAlgError, ValueError):
+            continue
+        if w.size and np.isfinite(w[0]):
+            return float(w[0])
+    return 0.0
+
+
 def release_lambda_min(gram, n, epsilon, rng):
     """Laplace release of the smallest eigenvalue of the (exact, scaled) Gram matrix.
 
@@ -77,7 +102,7 @@ def release_lambda_min(gram, n, epsilon, rng):
 
     q = len(gram)
     sens = lambda_min_sensitivity(q) + 2.0 * _float_error(n, q)
-    lam = float(np.linalg.eigvalsh(0.5 * (gram + gram.T))[0])
+    lam = _smallest_eigenvalue(0.5 * (gram + gram.T))
     mech = LaplaceMechanism(epsilon, sens, random_state=rng)
     return float(mech.randomise(lam)), sens / epsilon
 
