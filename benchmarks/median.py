@@ -214,6 +214,17 @@ def calibrate(n=50000, reps=2):
     return pd.DataFrame(rows, columns=["dist", "d", "rep", "eps", "k", "tau", "needed", "kappa"])
 
 
+def ratio_interval(err_a, err_b, level=0.90, reps=4000, seed=0):
+    """Percentile bootstrap interval of ``RMSE_a / RMSE_b`` over paired runs (squared errors)."""
+    a, b = np.asarray(err_a, float), np.asarray(err_b, float)
+    if a.size < 2:
+        return np.nan, np.nan
+    idx = np.random.default_rng(seed).integers(0, a.size, size=(reps, a.size))
+    ratios = np.sqrt(a[idx].mean(axis=1) / b[idx].mean(axis=1))
+    tail = 50.0 * (1.0 - level)
+    return tuple(float(v) for v in np.percentile(ratios, [tail, 100.0 - tail]))
+
+
 def sota(runs=10, n=50000, d=10, epsilon=5.0, small_runs=20, big_n=1_000_000):
     """Issue #14 item 3: RMSE vs CoinPress, PTR pass rate at n = 1000, time/memory at n = 1e6.
 
@@ -231,7 +242,7 @@ def sota(runs=10, n=50000, d=10, epsilon=5.0, small_runs=20, big_n=1_000_000):
         for r in range(runs):
             rng = np.random.default_rng(5000 + r)
             X = make_data(dist, n, d, rng)
-            err_c.append(np.sum(coinpress_mean(X, rho, 10.0 * np.sqrt(d), rng) ** 2))
+            ec = np.sum(coinpress_mean(X, rho, 10.0 * np.sqrt(d), rng) ** 2)
             est = PrivateProjectionMedian(epsilon=epsilon, delta=delta, random_state=r)
             try:
                 est.fit(X)
@@ -239,10 +250,12 @@ def sota(runs=10, n=50000, d=10, epsilon=5.0, small_runs=20, big_n=1_000_000):
                 continue
             passed += 1
             err_p.append(np.sum(est.location_**2))
+            err_c.append(ec)  # paired: the same data sets for both
         rp, rc = float(np.sqrt(np.mean(err_p))), float(np.sqrt(np.mean(err_c)))
+        lo, hi = ratio_interval(err_p, err_c)
         print(
             f"{dist:>12} d={d} n={n} eps={epsilon:g}: dpreg RMSE {rp:.4f} (pass {passed}/{runs})"
-            f" CoinPress {rc:.4f} ratio {rp / rc:.2f}",
+            f" CoinPress {rc:.4f} ratio {rp / rc:.2f} (90% bootstrap over runs {lo:.2f}-{hi:.2f})",
             flush=True,
         )
         rows.append(
@@ -255,6 +268,8 @@ def sota(runs=10, n=50000, d=10, epsilon=5.0, small_runs=20, big_n=1_000_000):
                 "dpreg": rp,
                 "coinpress": rc,
                 "ratio": rp / rc,
+                "ratio_lo90": lo,
+                "ratio_hi90": hi,
                 "pass_rate": passed / runs,
             }
         )
@@ -327,6 +342,130 @@ def sota(runs=10, n=50000, d=10, epsilon=5.0, small_runs=20, big_n=1_000_000):
     return df
 
 
+def _certifiable_sharpening(U, S, eps, delta, taus, fractions, scale="mad"):
+    """Smallest factor by which F_j would have to shrink for this data set to be certified.
+
+    Oracle analysis (non-private; benchmarks only): eta is set to the data set's *own*
+    ``max_{j<k} F_j`` (the smallest eta the current certificate could ever use on it), and
+    the release temperature that gives is compared with the one the tail certificate needs,
+    ``o_max(c) >= T_k`` (the largest min-O bound the certificates C_0..C_{k-1} check). The ratio
+    ``c_needed / c_oracle`` is how much sharper F must be (1 or less: certifiable with this F).
+    Returns ``(ratio, tau, f, c_oracle * tau)`` at the best ``(tau, f)`` on the grids.
+    """
+    from scipy import optimize
+
+    from dpreg.location import _sensitivity as sens
+    from dpreg.location.projection_median import release_inverse_temperature, required_margin
+
+    d = U.shape[1]
+    best = (np.inf, None, None, None)
+    for f in fractions:
+        k = required_margin(eps, delta, test_fraction=f)
+        cache = {}
+        t_k, _ = sens.min_outlyingness_bound(U, S, k, scale, cache=cache)
+        for tau in taus:
+            eta = max(sens.outlyingness_sensitivity(S, j, tau, scale, cache) for j in range(k))
+            c_or = release_inverse_temperature(eps, delta, eta, f)
+            if not (np.isfinite(t_k) and c_or > 0):
+                continue
+
+            def gap(c, tau=tau, t_k=t_k):
+                return sens.max_min_outlyingness(c, tau, d, delta) - t_k
+
+            hi = c_or
+            while not gap(hi) >= 0:
+                hi *= 2.0
+            lo = hi / 2.0
+            while lo > 1e-9 and gap(lo) >= 0:
+                lo /= 2.0
+            # gap is -inf below feasibility, so bisect on the sign only
+            c_need = optimize.bisect(
+                lambda c, g=gap: 1.0 if g(c) >= 0 else -1.0, lo, hi, xtol=1e-6 * hi
+            )
+            if c_need / c_or < best[0]:
+                best = (c_need / c_or, tau, f, c_or * tau)
+    return best
+
+
+def feasibility(runs=5, n=1000, epsilon=4.0, dims=(2, 3, 5)):
+    """Issue #14's PTR target (n = 1000, eps = 4, default delta): how far is it from reach?
+
+    For N(0, I) draws, prints the factor by which the certificate's closeness bound F would
+    have to shrink for the data to be certifiable even with the most favourable public
+    parameters (eta equal to the data's own F, the best tau and test fraction on a grid).
+    A factor above 1 means no choice of the public defaults (eta, tau, split) can reach the
+    target with the current bounds; only a sharper F can. Non-private diagnostics.
+    """
+    from dpreg.location.projection_median import default_delta, make_directions
+
+    delta = default_delta(n)
+    taus = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0)
+    fractions = (0.3, 0.4, 0.5, 0.6, 0.7)
+    rows = []
+    for d in dims:
+        for r in range(runs):
+            X = np.random.default_rng(100 + r).standard_normal((n, d))
+            U = make_directions("l2", d, None, np.random.default_rng(r), n_samples=n)
+            S = np.sort(U @ X.T, axis=1)
+            ratio, tau, f, ctau = _certifiable_sharpening(U, S, epsilon, delta, taus, fractions)
+            rows.append({"d": d, "run": r, "needed_sharpening": ratio, "tau": tau, "f": f})
+            print(
+                f"n={n} d={d} eps={epsilon:g} delta={delta:.2g} run {r}: F must shrink by "
+                f"x{ratio:.2f} (best tau={tau:g}, test fraction={f:g}, oracle c*tau={ctau:.1f})",
+                flush=True,
+            )
+    return pd.DataFrame(rows)
+
+
+def public_scale_oracle(runs=5, n=50000, d=10, epsilon=5.0, margin=1.25):
+    """What a redesign with a *public* (privately released) scale would give (not implemented).
+
+    If the outlyingness used a public scale ``s`` instead of each direction's MAD,
+    ``|O_D(x) - O_D'(x)| <= max_u |mu_u - mu'_u| / s`` would hold for *every* x: the tau S_sigma
+    term of F and the tail certificate (tau, o_max, T_k) would disappear, and the PTR test would
+    certify only the projected medians' local sensitivity. This oracle (non-private; benchmarks
+    only) takes ``s`` = the median of the directions' MADs (a real design would release it
+    privately with a small share of epsilon), ``eta = margin * max_{j<k} max_u S_mu,u(j) / s``,
+    ``c = eps_release / (2 eta)`` with half of epsilon for the test, and draws the release with
+    the same exact sampler. It prints the RMSE next to CoinPress's on the same data, and the
+    ``kappa_mu = n eta / (k + 1)`` that a data-independent default would need.
+    """
+    from dpreg.location import _sensitivity as sens
+    from dpreg.location._sampler import ExactSampler
+    from dpreg.location.projection_median import (
+        make_directions,
+        release_inverse_temperature,
+        required_margin,
+    )
+
+    delta = 10.0 / n
+    rho = zcdp_rho(epsilon, delta)
+    k = required_margin(epsilon, delta)
+    for dist in ("normal", "cauchy"):
+        err_o, err_c, kappas = [], [], []
+        for r in range(runs):
+            rng = np.random.default_rng(5000 + r)
+            X = make_data(dist, n, d, rng)
+            err_c.append(np.sum(coinpress_mean(X, rho, 10.0 * np.sqrt(d), rng) ** 2))
+            U = make_directions("l2", d, None, np.random.default_rng(r), n_samples=n)
+            S = np.sort(U @ X.T, axis=1)
+            mu, sigma = sens.location_scale(S, "mad")
+            s = float(np.median(sigma))
+            f_mu = max(float(np.max(sens.median_movement(S, j))) / s for j in range(k))
+            eta = margin * f_mu
+            kappas.append(n * f_mu / (k + 1))
+            c = release_inverse_temperature(epsilon, delta, eta)
+            smp = ExactSampler(U, mu, np.full_like(sigma, s), c, np.random.default_rng(r))
+            err_o.append(np.sum(smp.sample(1)[0] ** 2))
+        ro, rc = float(np.sqrt(np.mean(err_o))), float(np.sqrt(np.mean(err_c)))
+        print(
+            f"{dist:>8} n={n} d={d} eps={epsilon:g}: public-scale oracle RMSE {ro:.4f}, "
+            f"CoinPress {rc:.4f}, ratio {ro / rc:.2f}; needed kappa_mu "
+            f"{min(kappas):.2f}-{max(kappas):.2f} (k={k})",
+            flush=True,
+        )
+
+
 def direction_cap(runs=5, n=1_000_000, d=2, epsilon=5.0):
     """RMSE and CPU time at large n: the default (capped) direction count vs 200 directions."""
     for m in (None, 200):
@@ -358,7 +497,19 @@ def main(argv=None):
     parser.add_argument(
         "--direction-cap", action="store_true", help="n = 1e6: capped vs 200 directions"
     )
+    parser.add_argument(
+        "--feasibility", action="store_true", help="n = 1000: how much sharper F must be"
+    )
+    parser.add_argument(
+        "--public-scale-oracle",
+        action="store_true",
+        help="RMSE a public-scale redesign would reach (non-private oracle)",
+    )
     args = parser.parse_args(argv)
+    if args.public_scale_oracle:
+        return public_scale_oracle(runs=args.runs or 5)
+    if args.feasibility:
+        return feasibility(runs=args.runs or 5)
     if args.direction_cap:
         return direction_cap()
     if args.calibrate:
