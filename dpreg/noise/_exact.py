@@ -55,8 +55,47 @@ def _laplace(scale):
             return _laplace_float(U, S, scale), None
         return bk.neglog(U) * (S * scale), None
 
+    def cells(k, S, inv_g, frac):
+        return _laplace_cells(k, S, scale, inv_g, frac)
+
     prog.signs = True
+    prog.cells = cells
     return prog, 1, 1
+
+
+def _laplace_cells(k, S, scale, inv_g, frac):
+    """Fused float64 cells of ``frac + S scale (-log U) / g``, U in ``[k, k + 1] 2^-53``.
+
+    With ``f = scale / g`` (exact: a power-of-two scaling), ``a0 = -log((k + 1) 2^-53)`` (the
+    argument is exact) and its libm value ``a_c`` (``|a_c - a0| <= a0 2^-44``): the real
+    ``-log U`` lies in ``[a0, a0 + log(1 + 1/k)]`` and ``log(1 + 1/k) <= 1/k``. The float
+    ``x = fl(fl(-S a_c f) + frac)`` rounds twice (a sign flip is exact), so the real value is
+    within ``f/k + f a0 2^-44 + f a_c 2^-53 + |x| 2^-53`` of x. As ``0 <= frac < 1``, ``f a_c
+    <= (|x| + 1)(1 + 2^-51)`` and ``a0 <= a_c (1 + 2^-43.9)``, so the error is below ``R =
+    (f/k + (|x| + 1) 2^-43.8) _FUSED_SLACK`` (the slack covers the roundings made computing
+    R). A cell is certain iff ``d + R < 1/2`` with ``d = |x - round(x)|`` (exact for ``|x| <
+    2^51``; a larger or NaN x has ``R > 1/2``: never certain); we test ``fl(d + R) < 1/2 -
+    2^-52``, which covers the rounding of the sum (at most ``2^-54``). ``k = 0`` (``U`` may
+    be 0) gives ``R = inf``: undecided.
+    """
+    f = scale * inv_g
+    x = k + 1.0  # exact: k < 2^53
+    x *= 2.0**-53  # exact
+    np.log(x, out=x)  # -a_c
+    x *= S
+    x *= -f  # S a_c f, one rounding
+    x += frac
+    n = np.rint(x)
+    R = f / k  # inf for k = 0
+    t = np.abs(x)
+    t += 1.0
+    t *= 2.0**-43.8
+    R += t
+    R *= _FUSED_SLACK
+    x -= n
+    np.abs(x, out=x)
+    x += R
+    return n, x < 0.5 - 2.0**-52
 
 
 def _laplace_float(k, S, scale):
@@ -218,15 +257,19 @@ def _polar_propose(k, sigma, inv_g):
     Derivation (every quantity is a float64 array over proposals):
 
     * ``cu = (2k + 1) 2^-53 - 1`` is exact and within ``2^-53`` of the real ``u`` (same for
-      v), so ``s_m = fl(cu^2 + cv^2)`` is within ``(|cu| + |cv|) 2^-52 + s_m 2^-51 + 2^-105 <=
-      rho = 2^-49`` of the real s. Accept for sure iff ``S_MIN < s_m < 1 - rho``, reject for
-      sure iff ``s_m >= 1 + rho``, otherwise undecided (the exact in-order path).
-    * For an accepted proposal, ``rho <= s_m 2^-10``, so every real s' within rho of s_m has
-      ``s' >= s_m (1 - 2^-10)`` and ``L(s') <= L + 2^-9`` (``L = -log s_m``). ``Q(s) = -2 log
-      s / s`` has ``|Q'(s')| = 2 (1 + L(s')) / s'^2 <= 2.01 (1.002 + L) / s_m^2``, and the
-      computed ``Q_m = fl(fl(2 L_m) / s_m)`` errs by at most ``Q 2^-43.9`` (libm ``log`` within
-      ``2^-44`` relative, two roundings). So ``|Q(s) - Q_m| <= rQ = 2.01 rho (1.002 + L) /
-      s_m^2 + Q_m 2^-43.9``.
+      v), so ``|u^2 - cu^2| <= |cu| 2^-52 + 2^-106`` and ``s_m = fl(cu^2 + cv^2)`` (two
+      products and a sum, each rounded once) is within the per-row ``rho_r = (|cu| + |cv|)
+      2^-52 + s_m 2^-51 + 2^-104`` of the real s; ``rho_r <= rho = 2^-49`` always. Accept for
+      sure iff ``S_MIN < s_m < 1 - rho``, reject for sure iff ``s_m >= 1 + rho``, otherwise
+      undecided (the exact in-order path).
+    * For an accepted proposal, ``rho_r <= sqrt(2.01 s_m) 2^-52 + s_m 2^-51 + 2^-104 <= s_m
+      2^-10`` (as ``s_m > 2^-39``), so every real s' within rho_r of s_m has ``s' >= s_m (1 -
+      2^-10)`` and ``L(s') <= L + 2^-9`` (``L = -log s_m``). ``Q(s) = -2 log s / s`` has
+      ``|Q'(s')| = 2 (1 + L(s')) / s'^2 <= 2.01 (1.002 + L) / s_m^2``, and the computed ``Q_m
+      = fl(fl(2 L_m) / s_m)`` errs by at most ``Q 2^-43.9`` (libm ``log`` within ``2^-44``
+      relative, two roundings). So ``|Q(s) - Q_m| <= rQ = 2.01 rho_r (1.002 + L) / s_m^2 +
+      Q_m 2^-43.9``. (The per-row rho_r, about ``sqrt(s) 2^-51.5`` for small s, keeps the
+      rows with a small s decidable: the global rho made about 1 cell in 5,000 undecided.)
     * ``h = sqrt(Q)``: ``|sqrt(Q) - h_m| <= rQ / h_m + h_m 2^-52`` (``|sqrt a - sqrt b| <=
       |a - b| / sqrt b`` and one rounding of the square root).
     * With ``f = sigma / g`` (exact scaling), ``hc = fl(h_m f)`` and ``x = fl(fl(hc cu) +
@@ -249,10 +292,16 @@ def _polar_propose(k, sigma, inv_g):
     np.negative(L, out=L)
     Q = L * 2.0
     Q /= s
+    rho = np.abs(cu)  # rho_r = (|cu| + |cv|) 2^-52 + s 2^-51 + 2^-104
+    rho += np.abs(cv)
+    rho *= 2.0**-52
+    rho += s * 2.0**-51
+    rho += 2.0**-104
     rQ = L + 1.002
     rQ /= s
     rQ /= s
-    rQ *= 2.01 * _RHO
+    rQ *= rho
+    rQ *= 2.01
     rQ += Q * 2.0**-43.9
     h = np.sqrt(Q)
     rQ /= h
@@ -326,6 +375,28 @@ def _flipped_huber(b, gamma):
 # ---------------------------------------------------------------------------------------------
 # the engine
 # ---------------------------------------------------------------------------------------------
+_SIGN_BIT = np.uint64(63)
+_ONE_BITS = np.uint64(0x3FF0000000000000)  # the bit pattern of the float64 1.0
+
+
+def _keys(words):
+    """The top 53 bits ``k`` of each word as exact float64 (``U`` in ``[k, k + 1] 2^-53``).
+
+    ``k < 2^53`` fits an int64 and is exactly representable; numpy converts int64 to float64
+    several times faster than uint64, hence the view.
+    """
+    return (words >> np.uint64(11)).view(np.int64).astype(np.float64)
+
+
+def _signs(words):
+    """The lowest bit ``b`` of each word as the fair sign ``1 - 2 b`` (+-1.0), exactly.
+
+    Built from bits: ``b`` moved to the sign bit of the float64 1.0 gives ``(-1)^b``; this is
+    independent of the top 53 bits (``_keys``).
+    """
+    return ((words << _SIGN_BIT) | _ONE_BITS).view(np.float64)
+
+
 def _fast_cells(Y, inv_g, frac):
     """Cells ``round(Y / g + frac)`` of the balls Y and whether each is certain (float64).
 
@@ -422,7 +493,7 @@ def _release_rejection(prog, q, values, vint, vfrac, e, rng):
         # enough proposals for all pending rows with high probability (mean + 4 sd + 8)
         size = int(todo.size * prog.oversample + 4.0 * math.sqrt(todo.size) + 8)
         words = random_words(rng, (size, q))
-        k = (words >> np.uint64(11)).astype(np.float64)
+        k = _keys(words)
         with np.errstate(all="ignore"):
             acc, rej, rows = prog.propose(k, 1.0 / g)
         if not np.all(acc | rej):  # an undecided test (astronomically rare)
@@ -506,13 +577,8 @@ def _release_chunk(sampler, values, e, rng):
     first = True
     while pending.size:
         words = random_words(rng, (pending.size, q))
-        k = (words >> np.uint64(11)).astype(np.float64)
-        # the lowest bit of each word is a fair sign, independent of the top 53 bits
-        S = (
-            1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)
-            if getattr(prog, "signs", False)
-            else None
-        )
+        k = _keys(words)
+        S = _signs(words) if getattr(prog, "signs", False) else None
         frac = vfrac if first else vfrac[pending]
         with np.errstate(all="ignore"):  # inf/NaN balls are simply undecided
             fused = getattr(prog, "cells", None)

@@ -459,9 +459,11 @@ def _fused_cases(bits=40):
     inv_g, frac = 2.0**bits, 0.3
     gau = ex._gaussian(1.0)
     lin = ex._knorm_linf(3, 0.7)
+    lap = ex._laplace(0.7)
     return {
-        "gaussian_polar": (gau, lambda k: ex._polar_cells(k, 1.0, inv_g, frac)[:2], frac),
-        "linf": (lin, lambda k: ex._linf_cells(k, 3, 0.7, inv_g, frac), frac),
+        "gaussian_polar": (gau, lambda k, S: ex._polar_cells(k, 1.0, inv_g, frac)[:2], frac),
+        "linf": (lin, lambda k, S: ex._linf_cells(k, 3, 0.7, inv_g, frac), frac),
+        "laplace": (lap, lambda k, S: ex._laplace_cells(k, S, 0.7, inv_g, frac), frac),
     }
 
 
@@ -474,7 +476,7 @@ def _check_fused(name, n_rows=400, bits=40):
     k = (words >> np.uint64(11)).astype(np.float64)
     S = 1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)
     with np.errstate(all="ignore"):
-        cells, certain = fused(k)
+        cells, certain = fused(k, S)
     checked = 0
     old = ctx.prec
     ctx.prec = 300
