@@ -280,32 +280,38 @@ def _polar_propose(k, sigma, inv_g):
       ``|x - round(x)| < 1/2 - R``. ``_FUSED_SLACK`` also covers the roundings made while
       computing the radii.
     """
+    # (in place where possible: every fresh array costs page faults at this size)
     cu = k[:, 0] * 2.0**-52
     cu += 2.0**-53 - 1.0
     cv = k[:, 1] * 2.0**-52
     cv += 2.0**-53 - 1.0
     s = cu * cu
-    s += cv * cv
-    acc = (s > _S_MIN) & (s < 1.0 - _RHO)
+    t = cv * cv
+    s += t
+    acc = s > _S_MIN
+    acc &= s < 1.0 - _RHO
     rej = s >= 1.0 + _RHO
     L = np.log(s)
     np.negative(L, out=L)
     Q = L * 2.0
     Q /= s
     rho = np.abs(cu)  # rho_r = (|cu| + |cv|) 2^-52 + s 2^-51 + 2^-104
-    rho += np.abs(cv)
+    rho += np.abs(cv, out=t)
     rho *= 2.0**-52
-    rho += s * 2.0**-51
+    rho += np.multiply(s, 2.0**-51, out=t)
     rho += 2.0**-104
-    rQ = L + 1.002
+    rQ = L  # 2.01 rho_r (1.002 + L) / s^2 (L is not needed after this)
+    rQ += 1.002
     rQ /= s
     rQ /= s
     rQ *= rho
     rQ *= 2.01
-    rQ += Q * 2.0**-43.9
-    h = np.sqrt(Q)
+    h = np.sqrt(Q, out=Q)
+    # rh + h 2^-49 = rQ / h + h 2^-49 <= (2.01 rho_r (1.002 + L) / s^2) / h + h 2^-43.85:
+    # the libm term Q 2^-43.9 / h is h 2^-43.9 up to one rounding, and 2^-43.9 + 2^-49 <
+    # 2^-43.85 (rh's own rounding term 2^-52 is inside)
     rQ /= h
-    rQ += h * 2.0**-49  # rh + h 2^-49 (rh's own rounding term 2^-52 is inside)
+    rQ += np.multiply(h, 2.0**-43.85, out=t)
     f = sigma * inv_g
     rQ *= f * _FUSED_SLACK
     np.subtract(0.5 - 2.0**-49, rQ, out=rQ)  # lim = 1/2 - R
@@ -464,12 +470,12 @@ def _slow_row(prog, q, words, value, e, rng, has_accept):
         ctx.prec = old_prec
 
 
-_CHUNK_WORDS = 32768  # temporaries that stay in cache: large arrays cost page faults
+_CHUNK_WORDS = 16384  # temporaries that stay in cache: large arrays cost page faults
 
 
 def _release(sampler, values, e, rng):
     """Run ``sampler = (prog, q, m)`` on every row of ``values`` (shape (n, m)), by chunks."""
-    step = max(1, _CHUNK_WORDS // sampler[1])
+    step = max(1024, _CHUNK_WORDS // sampler[1])
     if values.shape[0] <= step:
         return _release_chunk(sampler, values, e, rng)
     out = np.empty_like(values)
@@ -508,7 +514,9 @@ def _release_rejection(prog, q, values, vint, vfrac, e, rng):
         tgt = slice(0, idx.size) if first else todo[: idx.size]
         with np.errstate(all="ignore"):
             cells, certain = prog.finish(tuple(a[idx] for a in rows), vfrac[tgt])
-        out[tgt] = (vint[tgt] + cells) * g
+        cells += vint[tgt]
+        cells *= g
+        out[tgt] = cells
         tgt = todo[: idx.size]
         failed = []
         unsure = [] if certain.all() else np.unique(np.nonzero(~certain)[0])
@@ -557,7 +565,11 @@ def _release_chunk(sampler, values, e, rng):
         vg = values * 2.0**-e  # a power of two (e >= -1022): exact unless it over/underflows
         # scaling up (e <= 0) never rounds short of overflow, and the values are finite: one
         # bound on max |value| decides every element (the common case, in one reduction)
-        all_exact = e <= 0 and bool(np.max(np.abs(values), initial=0.0) < 2.0 ** (1023 + e))
+        # (max and min rather than max |.|: two reductions, no temporary array)
+        lim = 2.0 ** (1023 + e) if e <= 0 else 0.0
+        all_exact = e <= 0 and (
+            values.size == 0 or bool(np.max(values) < lim and np.min(values) > -lim)
+        )
         exact = None  # None: every element is exact
         if not all_exact:
             # vg * g == values (so vg is finite) and, when scaling down (e > 0), vg normal or
@@ -572,11 +584,11 @@ def _release_chunk(sampler, values, e, rng):
     vfrac = vg - vint  # exact
     if all_exact and getattr(prog, "propose", None) is not None:
         return _release_rejection(prog, q, values, vint, vfrac, e, rng)
-    out = np.empty_like(values)
-    pending = np.arange(n_rows)
+    out = None
+    pending = None  # every row (the first pass), then the rows still to do
     first = True
-    while pending.size:
-        words = random_words(rng, (pending.size, q))
+    while first or pending.size:
+        words = random_words(rng, (n_rows if first else pending.size, q))
         k = _keys(words)
         S = _signs(words) if getattr(prog, "signs", False) else None
         frac = vfrac if first else vfrac[pending]
@@ -591,12 +603,19 @@ def _release_chunk(sampler, values, e, rng):
                 cells, certain = _fast_cells(Y, 1.0 / g, frac)
                 sign = None if accept is None else _fast_sign(accept)[:, 0]
         if first and sign is None and all_exact:
-            out = (vint + cells) * g  # the common case: every cell certain in one pass
+            # the common case: every cell certain in one pass (in place: fresh arrays are
+            # costly page faults at this size)
+            cells += vint
+            cells *= g
+            out = cells
             if not certain.all():  # rare: refine only the rows with an undecided cell
                 for i in np.unique(np.nonzero(~certain)[0]):
                     got = _slow_row(prog, q, words[i], values[i], e, rng, False)
                     out[i] = np.array([float(c) for c in got]) * g
             return out
+        if first:
+            out = np.empty_like(values)
+            pending = np.arange(n_rows)
         first = False
         row_ok = certain.all(axis=1)
         if exact is not None:
@@ -657,7 +676,8 @@ def release_gaussian(value, sigma, rng):
     """``value + N(0, sigma^2)`` per coordinate, released exactly on a grid (Box--Muller)."""
     arr = np.asarray(value, dtype=float)
     flat = _rows(arr, 1)[1].ravel()
-    padded = np.concatenate([flat, np.zeros(flat.size % 2)]).reshape(-1, 2)
+    # pairs of values (a view when the size is even: no copy)
+    padded = (flat if flat.size % 2 == 0 else np.append(flat, 0.0)).reshape(-1, 2)
     e = grid_exponent(sigma)
     out = _release(_gaussian(float(sigma)), padded, e, rng).ravel()[: flat.size]
     return out.reshape(arr.shape)[()]
