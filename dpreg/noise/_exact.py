@@ -688,13 +688,17 @@ def release_knorm(value, p, dim, sensitivity, epsilon, rng, polar=False, grid_bi
 
     ``value`` has shape ``(..., dim)``. The scale ``sensitivity / epsilon`` is rounded up.
     l1 uses iid Laplace coordinates (or, ``polar=True``, the ``r * U`` sampler with U uniform
-    in the cross-polytope through normalised exponentials -- the same law). The grid is
+    in the cross-polytope through normalised exponentials -- the same law); in dim 1 every
+    ball is [-1, 1] and the law is Laplace(scale), drawn as such. The grid is
     ``2**grid_exponent(scale, grid_bits)`` (see :func:`dpreg.noise._grid.grid_exponent`).
     """
     scale = _up(sensitivity / epsilon)
     arr, rows = _rows(value, dim)
     e = grid_exponent(scale, grid_bits)
-    if p == 1 and not polar:
+    if (p == 1 and not polar) or dim == 1:
+        # iid Laplace coordinates are the l1 K-norm law; in dim 1 every norm is |x|, so the
+        # K-norm density exp(-|x| / scale) is Laplace(scale) for l2 and linf too: the same
+        # law through the fastest exact sampler
         return _release(_laplace(scale), rows.reshape(-1, 1), e, rng).reshape(arr.shape)[()]
     sampler = {1: _knorm_l1_polar, 2: _knorm_l2, math.inf: _knorm_linf}[p](dim, scale)
     return _release(sampler, rows, e, rng).reshape(arr.shape)[()]

@@ -538,3 +538,17 @@ def test_polar_gaussian_law_and_rejection_paths(monkeypatch):
     monkeypatch.setattr(ex, "_gaussian", with_undecided)
     z = ex.release_gaussian(np.full(3000, -0.25), 1.0, rng) + 0.25
     assert stats.kstest(z, stats.norm().cdf).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+def test_knorm_dim1_is_the_laplace_release(norm):
+    """In dim 1 every K-norm law is Laplace(scale); ``release_knorm`` draws it with the Laplace
+    release. KS against Laplace(scale) on the signed values (a value with a fractional part);
+    control: the same test rejects Laplace(1.1 scale), so it can see a wrong calibration."""
+    mech = KNormMechanism(norm, 1, 2.0, 1.0, random_state=91)
+    z = mech.randomise(np.full((60_000, 1), 0.375))[:, 0] - 0.375
+    assert stats.kstest(z, stats.laplace(scale=mech.scale).cdf).pvalue > 1e-3
+    assert stats.kstest(z, stats.laplace(scale=1.1 * mech.scale).cdf).pvalue < 1e-3
+    # on the mechanism's public grid, like every hardened release
+    g = 2.0 ** grid_exponent(mech.scale)
+    assert np.all((z + 0.375) / g == np.round((z + 0.375) / g))
