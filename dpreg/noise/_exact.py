@@ -470,12 +470,19 @@ def _slow_row(prog, q, words, value, e, rng, has_accept):
         ctx.prec = old_prec
 
 
-_CHUNK_WORDS = 16384  # temporaries that stay in cache: large arrays cost page faults
+# Chunk sizes (measured, loaded 2-core machine): every numpy call costs ~1 us whatever its
+# size, so a chunk needs many rows; but every fresh large temporary is page-faulted, so a
+# chunk of a short-row sampler stays at about _CHUNK_WORDS words. _MAX_WORDS bounds the
+# memory of long rows (high dims): ~4 MiB per temporary.
+_CHUNK_WORDS = 16384
+_MIN_ROWS = 8192
+_MAX_WORDS = 2**19
 
 
 def _release(sampler, values, e, rng):
     """Run ``sampler = (prog, q, m)`` on every row of ``values`` (shape (n, m)), by chunks."""
-    step = max(1024, _CHUNK_WORDS // sampler[1])
+    q = sampler[1]
+    step = max(1, min(_MIN_ROWS, _MAX_WORDS // q), _CHUNK_WORDS // q)
     if values.shape[0] <= step:
         return _release_chunk(sampler, values, e, rng)
     out = np.empty_like(values)
