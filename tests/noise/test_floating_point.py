@@ -358,9 +358,19 @@ def test_forced_slow_path_keeps_the_law(monkeypatch):
         n, _ = fast_cells(*args)
         return n, np.zeros(n.shape, dtype=bool)
 
+    def laplace_never_certain(*args):  # the fused Laplace routine, forced undecided too
+        n, certain = fused_laplace(*args)
+        return n, np.zeros_like(certain)
+
+    fused_laplace = ex._laplace_cells
     monkeypatch.setattr(ex, "_fast_cells", never_certain)
+    monkeypatch.setattr(ex, "_laplace_cells", laplace_never_certain)
+    slow_row = ex._slow_row
+    calls = []
+    monkeypatch.setattr(ex, "_slow_row", lambda *a: calls.append(1) or slow_row(*a))
     rng = np.random.default_rng(52)
     z = ex.release_laplace(np.full(600, 0.25), 1.0, 1.0, rng) - 0.25
+    assert len(calls) == 600  # every Laplace row went through arb
     assert stats.kstest(z, stats.laplace().cdf).pvalue > 1e-3
     z = ex.release_flipped_huber(np.zeros(400), 0.3, 1.0, rng)
     assert stats.kstest(z, FlippedHuber(0.3, 1.0).cdf).pvalue > 1e-3
@@ -552,3 +562,15 @@ def test_knorm_dim1_is_the_laplace_release(norm):
     # on the mechanism's public grid, like every hardened release
     g = 2.0 ** grid_exponent(mech.scale)
     assert np.all((z + 0.375) / g == np.round((z + 0.375) / g))
+
+
+def test_fused_laplace_law_with_a_fractional_value():
+    """The fused Laplace cells (the default path of LaplaceMechanism and the l1 K-norm): KS
+    against Laplace(scale) around a value with a fractional part on the grid; control: the
+    same test rejects Laplace(1.1 scale)."""
+    rng = np.random.default_rng(93)
+    v = 0.375 + 2.0**-30  # a fractional part in grid units
+    z = ex.release_laplace(np.full(20_000, v), 0.7, 1.0, rng) - v
+    scale = ex._up(0.7 / 1.0)
+    assert stats.kstest(z, stats.laplace(scale=scale).cdf).pvalue > 1e-3
+    assert stats.kstest(z, stats.laplace(scale=1.1 * scale).cdf).pvalue < 1e-3
