@@ -55,8 +55,47 @@ def _laplace(scale):
             return _laplace_float(U, S, scale), None
         return bk.neglog(U) * (S * scale), None
 
+    def cells(k, S, inv_g, frac):
+        return _laplace_cells(k, S, scale, inv_g, frac)
+
     prog.signs = True
+    prog.cells = cells
     return prog, 1, 1
+
+
+def _laplace_cells(k, S, scale, inv_g, frac):
+    """Fused float64 cells of ``frac + S scale (-log U) / g``, U in ``[k, k + 1] 2^-53``.
+
+    With ``f = scale / g`` (exact: a power-of-two scaling), ``a0 = -log((k + 1) 2^-53)`` (the
+    argument is exact) and its libm value ``a_c`` (``|a_c - a0| <= a0 2^-44``): the real
+    ``-log U`` lies in ``[a0, a0 + log(1 + 1/k)]`` and ``log(1 + 1/k) <= 1/k``. The float
+    ``x = fl(fl(-S a_c f) + frac)`` rounds twice (a sign flip is exact), so the real value is
+    within ``f/k + f a0 2^-44 + f a_c 2^-53 + |x| 2^-53`` of x. As ``0 <= frac < 1``, ``f a_c
+    <= (|x| + 1)(1 + 2^-51)`` and ``a0 <= a_c (1 + 2^-43.9)``, so the error is below ``R =
+    (f/k + (|x| + 1) 2^-43.8) _FUSED_SLACK`` (the slack covers the roundings made computing
+    R). A cell is certain iff ``d + R < 1/2`` with ``d = |x - round(x)|`` (exact for ``|x| <
+    2^51``; a larger or NaN x has ``R > 1/2``: never certain); we test ``fl(d + R) < 1/2 -
+    2^-52``, which covers the rounding of the sum (at most ``2^-54``). ``k = 0`` (``U`` may
+    be 0) gives ``R = inf``: undecided.
+    """
+    f = scale * inv_g
+    x = k + 1.0  # exact: k < 2^53
+    x *= 2.0**-53  # exact
+    np.log(x, out=x)  # -a_c
+    x *= S
+    x *= -f  # S a_c f, one rounding
+    x += frac
+    n = np.rint(x)
+    R = f / k  # inf for k = 0
+    t = np.abs(x)
+    t += 1.0
+    t *= 2.0**-43.8
+    R += t
+    R *= _FUSED_SLACK
+    x -= n
+    np.abs(x, out=x)
+    x += R
+    return n, x < 0.5 - 2.0**-52
 
 
 def _laplace_float(k, S, scale):
@@ -218,15 +257,19 @@ def _polar_propose(k, sigma, inv_g):
     Derivation (every quantity is a float64 array over proposals):
 
     * ``cu = (2k + 1) 2^-53 - 1`` is exact and within ``2^-53`` of the real ``u`` (same for
-      v), so ``s_m = fl(cu^2 + cv^2)`` is within ``(|cu| + |cv|) 2^-52 + s_m 2^-51 + 2^-105 <=
-      rho = 2^-49`` of the real s. Accept for sure iff ``S_MIN < s_m < 1 - rho``, reject for
-      sure iff ``s_m >= 1 + rho``, otherwise undecided (the exact in-order path).
-    * For an accepted proposal, ``rho <= s_m 2^-10``, so every real s' within rho of s_m has
-      ``s' >= s_m (1 - 2^-10)`` and ``L(s') <= L + 2^-9`` (``L = -log s_m``). ``Q(s) = -2 log
-      s / s`` has ``|Q'(s')| = 2 (1 + L(s')) / s'^2 <= 2.01 (1.002 + L) / s_m^2``, and the
-      computed ``Q_m = fl(fl(2 L_m) / s_m)`` errs by at most ``Q 2^-43.9`` (libm ``log`` within
-      ``2^-44`` relative, two roundings). So ``|Q(s) - Q_m| <= rQ = 2.01 rho (1.002 + L) /
-      s_m^2 + Q_m 2^-43.9``.
+      v), so ``|u^2 - cu^2| <= |cu| 2^-52 + 2^-106`` and ``s_m = fl(cu^2 + cv^2)`` (two
+      products and a sum, each rounded once) is within the per-row ``rho_r = (|cu| + |cv|)
+      2^-52 + s_m 2^-51 + 2^-104`` of the real s; ``rho_r <= rho = 2^-49`` always. Accept for
+      sure iff ``S_MIN < s_m < 1 - rho``, reject for sure iff ``s_m >= 1 + rho``, otherwise
+      undecided (the exact in-order path).
+    * For an accepted proposal, ``rho_r <= sqrt(2.01 s_m) 2^-52 + s_m 2^-51 + 2^-104 <= s_m
+      2^-10`` (as ``s_m > 2^-39``), so every real s' within rho_r of s_m has ``s' >= s_m (1 -
+      2^-10)`` and ``L(s') <= L + 2^-9`` (``L = -log s_m``). ``Q(s) = -2 log s / s`` has
+      ``|Q'(s')| = 2 (1 + L(s')) / s'^2 <= 2.01 (1.002 + L) / s_m^2``, and the computed ``Q_m
+      = fl(fl(2 L_m) / s_m)`` errs by at most ``Q 2^-43.9`` (libm ``log`` within ``2^-44``
+      relative, two roundings). So ``|Q(s) - Q_m| <= rQ = 2.01 rho_r (1.002 + L) / s_m^2 +
+      Q_m 2^-43.9``. (The per-row rho_r, about ``sqrt(s) 2^-51.5`` for small s, keeps the
+      rows with a small s decidable: the global rho made about 1 cell in 5,000 undecided.)
     * ``h = sqrt(Q)``: ``|sqrt(Q) - h_m| <= rQ / h_m + h_m 2^-52`` (``|sqrt a - sqrt b| <=
       |a - b| / sqrt b`` and one rounding of the square root).
     * With ``f = sigma / g`` (exact scaling), ``hc = fl(h_m f)`` and ``x = fl(fl(hc cu) +
@@ -237,26 +280,38 @@ def _polar_propose(k, sigma, inv_g):
       ``|x - round(x)| < 1/2 - R``. ``_FUSED_SLACK`` also covers the roundings made while
       computing the radii.
     """
+    # (in place where possible: every fresh array costs page faults at this size)
     cu = k[:, 0] * 2.0**-52
     cu += 2.0**-53 - 1.0
     cv = k[:, 1] * 2.0**-52
     cv += 2.0**-53 - 1.0
     s = cu * cu
-    s += cv * cv
-    acc = (s > _S_MIN) & (s < 1.0 - _RHO)
+    t = cv * cv
+    s += t
+    acc = s > _S_MIN
+    acc &= s < 1.0 - _RHO
     rej = s >= 1.0 + _RHO
     L = np.log(s)
     np.negative(L, out=L)
     Q = L * 2.0
     Q /= s
-    rQ = L + 1.002
+    rho = np.abs(cu)  # rho_r = (|cu| + |cv|) 2^-52 + s 2^-51 + 2^-104
+    rho += np.abs(cv, out=t)
+    rho *= 2.0**-52
+    rho += np.multiply(s, 2.0**-51, out=t)
+    rho += 2.0**-104
+    rQ = L  # 2.01 rho_r (1.002 + L) / s^2 (L is not needed after this)
+    rQ += 1.002
     rQ /= s
     rQ /= s
-    rQ *= 2.01 * _RHO
-    rQ += Q * 2.0**-43.9
-    h = np.sqrt(Q)
+    rQ *= rho
+    rQ *= 2.01
+    h = np.sqrt(Q, out=Q)
+    # rh + h 2^-49 = rQ / h + h 2^-49 <= (2.01 rho_r (1.002 + L) / s^2) / h + h 2^-43.85:
+    # the libm term Q 2^-43.9 / h is h 2^-43.9 up to one rounding, and 2^-43.9 + 2^-49 <
+    # 2^-43.85 (rh's own rounding term 2^-52 is inside)
     rQ /= h
-    rQ += h * 2.0**-49  # rh + h 2^-49 (rh's own rounding term 2^-52 is inside)
+    rQ += np.multiply(h, 2.0**-43.85, out=t)
     f = sigma * inv_g
     rQ *= f * _FUSED_SLACK
     np.subtract(0.5 - 2.0**-49, rQ, out=rQ)  # lim = 1/2 - R
@@ -326,6 +381,28 @@ def _flipped_huber(b, gamma):
 # ---------------------------------------------------------------------------------------------
 # the engine
 # ---------------------------------------------------------------------------------------------
+_SIGN_BIT = np.uint64(63)
+_ONE_BITS = np.uint64(0x3FF0000000000000)  # the bit pattern of the float64 1.0
+
+
+def _keys(words):
+    """The top 53 bits ``k`` of each word as exact float64 (``U`` in ``[k, k + 1] 2^-53``).
+
+    ``k < 2^53`` fits an int64 and is exactly representable; numpy converts int64 to float64
+    several times faster than uint64, hence the view.
+    """
+    return (words >> np.uint64(11)).view(np.int64).astype(np.float64)
+
+
+def _signs(words):
+    """The lowest bit ``b`` of each word as the fair sign ``1 - 2 b`` (+-1.0), exactly.
+
+    Built from bits: ``b`` moved to the sign bit of the float64 1.0 gives ``(-1)^b``; this is
+    independent of the top 53 bits (``_keys``).
+    """
+    return ((words << _SIGN_BIT) | _ONE_BITS).view(np.float64)
+
+
 def _fast_cells(Y, inv_g, frac):
     """Cells ``round(Y / g + frac)`` of the balls Y and whether each is certain (float64).
 
@@ -393,12 +470,19 @@ def _slow_row(prog, q, words, value, e, rng, has_accept):
         ctx.prec = old_prec
 
 
-_CHUNK_WORDS = 32768  # temporaries that stay in cache: large arrays cost page faults
+# Chunk sizes (measured, loaded 2-core machine): every numpy call costs ~1 us whatever its
+# size, so a chunk needs many rows; but every fresh large temporary is page-faulted, so a
+# chunk of a short-row sampler stays at about _CHUNK_WORDS words. _MAX_WORDS bounds the
+# size of long rows (high dims): 1 MiB per temporary (measured: faster than 4 MiB).
+_CHUNK_WORDS = 16384
+_MIN_ROWS = 8192
+_MAX_WORDS = 2**17
 
 
 def _release(sampler, values, e, rng):
     """Run ``sampler = (prog, q, m)`` on every row of ``values`` (shape (n, m)), by chunks."""
-    step = max(1, _CHUNK_WORDS // sampler[1])
+    q = sampler[1]
+    step = max(1, min(_MIN_ROWS, _MAX_WORDS // q), _CHUNK_WORDS // q)
     if values.shape[0] <= step:
         return _release_chunk(sampler, values, e, rng)
     out = np.empty_like(values)
@@ -422,7 +506,7 @@ def _release_rejection(prog, q, values, vint, vfrac, e, rng):
         # enough proposals for all pending rows with high probability (mean + 4 sd + 8)
         size = int(todo.size * prog.oversample + 4.0 * math.sqrt(todo.size) + 8)
         words = random_words(rng, (size, q))
-        k = (words >> np.uint64(11)).astype(np.float64)
+        k = _keys(words)
         with np.errstate(all="ignore"):
             acc, rej, rows = prog.propose(k, 1.0 / g)
         if not np.all(acc | rej):  # an undecided test (astronomically rare)
@@ -437,7 +521,9 @@ def _release_rejection(prog, q, values, vint, vfrac, e, rng):
         tgt = slice(0, idx.size) if first else todo[: idx.size]
         with np.errstate(all="ignore"):
             cells, certain = prog.finish(tuple(a[idx] for a in rows), vfrac[tgt])
-        out[tgt] = (vint[tgt] + cells) * g
+        cells += vint[tgt]
+        cells *= g
+        out[tgt] = cells
         tgt = todo[: idx.size]
         failed = []
         unsure = [] if certain.all() else np.unique(np.nonzero(~certain)[0])
@@ -486,7 +572,11 @@ def _release_chunk(sampler, values, e, rng):
         vg = values * 2.0**-e  # a power of two (e >= -1022): exact unless it over/underflows
         # scaling up (e <= 0) never rounds short of overflow, and the values are finite: one
         # bound on max |value| decides every element (the common case, in one reduction)
-        all_exact = e <= 0 and bool(np.max(np.abs(values), initial=0.0) < 2.0 ** (1023 + e))
+        # (max and min rather than max |.|: two reductions, no temporary array)
+        lim = 2.0 ** (1023 + e) if e <= 0 else 0.0
+        all_exact = e <= 0 and (
+            values.size == 0 or bool(np.max(values) < lim and np.min(values) > -lim)
+        )
         exact = None  # None: every element is exact
         if not all_exact:
             # vg * g == values (so vg is finite) and, when scaling down (e > 0), vg normal or
@@ -501,18 +591,13 @@ def _release_chunk(sampler, values, e, rng):
     vfrac = vg - vint  # exact
     if all_exact and getattr(prog, "propose", None) is not None:
         return _release_rejection(prog, q, values, vint, vfrac, e, rng)
-    out = np.empty_like(values)
-    pending = np.arange(n_rows)
+    out = None
+    pending = None  # every row (the first pass), then the rows still to do
     first = True
-    while pending.size:
-        words = random_words(rng, (pending.size, q))
-        k = (words >> np.uint64(11)).astype(np.float64)
-        # the lowest bit of each word is a fair sign, independent of the top 53 bits
-        S = (
-            1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)
-            if getattr(prog, "signs", False)
-            else None
-        )
+    while first or pending.size:
+        words = random_words(rng, (n_rows if first else pending.size, q))
+        k = _keys(words)
+        S = _signs(words) if getattr(prog, "signs", False) else None
         frac = vfrac if first else vfrac[pending]
         with np.errstate(all="ignore"):  # inf/NaN balls are simply undecided
             fused = getattr(prog, "cells", None)
@@ -525,12 +610,19 @@ def _release_chunk(sampler, values, e, rng):
                 cells, certain = _fast_cells(Y, 1.0 / g, frac)
                 sign = None if accept is None else _fast_sign(accept)[:, 0]
         if first and sign is None and all_exact:
-            out = (vint + cells) * g  # the common case: every cell certain in one pass
+            # the common case: every cell certain in one pass (in place: fresh arrays are
+            # costly page faults at this size)
+            cells += vint
+            cells *= g
+            out = cells
             if not certain.all():  # rare: refine only the rows with an undecided cell
                 for i in np.unique(np.nonzero(~certain)[0]):
                     got = _slow_row(prog, q, words[i], values[i], e, rng, False)
                     out[i] = np.array([float(c) for c in got]) * g
             return out
+        if first:
+            out = np.empty_like(values)
+            pending = np.arange(n_rows)
         first = False
         row_ok = certain.all(axis=1)
         if exact is not None:
@@ -591,7 +683,8 @@ def release_gaussian(value, sigma, rng):
     """``value + N(0, sigma^2)`` per coordinate, released exactly on a grid (Box--Muller)."""
     arr = np.asarray(value, dtype=float)
     flat = _rows(arr, 1)[1].ravel()
-    padded = np.concatenate([flat, np.zeros(flat.size % 2)]).reshape(-1, 2)
+    # pairs of values (a view when the size is even: no copy)
+    padded = (flat if flat.size % 2 == 0 else np.append(flat, 0.0)).reshape(-1, 2)
     e = grid_exponent(sigma)
     out = _release(_gaussian(float(sigma)), padded, e, rng).ravel()[: flat.size]
     return out.reshape(arr.shape)[()]
@@ -602,13 +695,17 @@ def release_knorm(value, p, dim, sensitivity, epsilon, rng, polar=False, grid_bi
 
     ``value`` has shape ``(..., dim)``. The scale ``sensitivity / epsilon`` is rounded up.
     l1 uses iid Laplace coordinates (or, ``polar=True``, the ``r * U`` sampler with U uniform
-    in the cross-polytope through normalised exponentials -- the same law). The grid is
+    in the cross-polytope through normalised exponentials -- the same law); in dim 1 every
+    ball is [-1, 1] and the law is Laplace(scale), drawn as such. The grid is
     ``2**grid_exponent(scale, grid_bits)`` (see :func:`dpreg.noise._grid.grid_exponent`).
     """
     scale = _up(sensitivity / epsilon)
     arr, rows = _rows(value, dim)
     e = grid_exponent(scale, grid_bits)
-    if p == 1 and not polar:
+    if (p == 1 and not polar) or dim == 1:
+        # iid Laplace coordinates are the l1 K-norm law; in dim 1 every norm is |x|, so the
+        # K-norm density exp(-|x| / scale) is Laplace(scale) for l2 and linf too: the same
+        # law through the fastest exact sampler
         return _release(_laplace(scale), rows.reshape(-1, 1), e, rng).reshape(arr.shape)[()]
     sampler = {1: _knorm_l1_polar, 2: _knorm_l2, math.inf: _knorm_linf}[p](dim, scale)
     return _release(sampler, rows, e, rng).reshape(arr.shape)[()]

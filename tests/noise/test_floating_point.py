@@ -358,9 +358,19 @@ def test_forced_slow_path_keeps_the_law(monkeypatch):
         n, _ = fast_cells(*args)
         return n, np.zeros(n.shape, dtype=bool)
 
+    def laplace_never_certain(*args):  # the fused Laplace routine, forced undecided too
+        n, certain = fused_laplace(*args)
+        return n, np.zeros_like(certain)
+
+    fused_laplace = ex._laplace_cells
     monkeypatch.setattr(ex, "_fast_cells", never_certain)
+    monkeypatch.setattr(ex, "_laplace_cells", laplace_never_certain)
+    slow_row = ex._slow_row
+    calls = []
+    monkeypatch.setattr(ex, "_slow_row", lambda *a: calls.append(1) or slow_row(*a))
     rng = np.random.default_rng(52)
     z = ex.release_laplace(np.full(600, 0.25), 1.0, 1.0, rng) - 0.25
+    assert len(calls) == 600  # every Laplace row went through arb
     assert stats.kstest(z, stats.laplace().cdf).pvalue > 1e-3
     z = ex.release_flipped_huber(np.zeros(400), 0.3, 1.0, rng)
     assert stats.kstest(z, FlippedHuber(0.3, 1.0).cdf).pvalue > 1e-3
@@ -459,9 +469,11 @@ def _fused_cases(bits=40):
     inv_g, frac = 2.0**bits, 0.3
     gau = ex._gaussian(1.0)
     lin = ex._knorm_linf(3, 0.7)
+    lap = ex._laplace(0.7)
     return {
-        "gaussian_polar": (gau, lambda k: ex._polar_cells(k, 1.0, inv_g, frac)[:2], frac),
-        "linf": (lin, lambda k: ex._linf_cells(k, 3, 0.7, inv_g, frac), frac),
+        "gaussian_polar": (gau, lambda k, S: ex._polar_cells(k, 1.0, inv_g, frac)[:2], frac),
+        "linf": (lin, lambda k, S: ex._linf_cells(k, 3, 0.7, inv_g, frac), frac),
+        "laplace": (lap, lambda k, S: ex._laplace_cells(k, S, 0.7, inv_g, frac), frac),
     }
 
 
@@ -474,7 +486,7 @@ def _check_fused(name, n_rows=400, bits=40):
     k = (words >> np.uint64(11)).astype(np.float64)
     S = 1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)
     with np.errstate(all="ignore"):
-        cells, certain = fused(k)
+        cells, certain = fused(k, S)
     checked = 0
     old = ctx.prec
     ctx.prec = 300
@@ -536,3 +548,29 @@ def test_polar_gaussian_law_and_rejection_paths(monkeypatch):
     monkeypatch.setattr(ex, "_gaussian", with_undecided)
     z = ex.release_gaussian(np.full(3000, -0.25), 1.0, rng) + 0.25
     assert stats.kstest(z, stats.norm().cdf).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+def test_knorm_dim1_is_the_laplace_release(norm):
+    """In dim 1 every K-norm law is Laplace(scale); ``release_knorm`` draws it with the Laplace
+    release. KS against Laplace(scale) on the signed values (a value with a fractional part);
+    control: the same test rejects Laplace(1.1 scale), so it can see a wrong calibration."""
+    mech = KNormMechanism(norm, 1, 2.0, 1.0, random_state=91)
+    z = mech.randomise(np.full((60_000, 1), 0.375))[:, 0] - 0.375
+    assert stats.kstest(z, stats.laplace(scale=mech.scale).cdf).pvalue > 1e-3
+    assert stats.kstest(z, stats.laplace(scale=1.1 * mech.scale).cdf).pvalue < 1e-3
+    # on the mechanism's public grid, like every hardened release
+    g = 2.0 ** grid_exponent(mech.scale)
+    assert np.all((z + 0.375) / g == np.round((z + 0.375) / g))
+
+
+def test_fused_laplace_law_with_a_fractional_value():
+    """The fused Laplace cells (the default path of LaplaceMechanism and the l1 K-norm): KS
+    against Laplace(scale) around a value with a fractional part on the grid; control: the
+    same test rejects Laplace(1.1 scale)."""
+    rng = np.random.default_rng(93)
+    v = 0.375 + 2.0**-30  # a fractional part in grid units
+    z = ex.release_laplace(np.full(20_000, v), 0.7, 1.0, rng) - v
+    scale = ex._up(0.7 / 1.0)
+    assert stats.kstest(z, stats.laplace(scale=scale).cdf).pvalue > 1e-3
+    assert stats.kstest(z, stats.laplace(scale=1.1 * scale).cdf).pvalue < 1e-3
