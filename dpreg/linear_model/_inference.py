@@ -164,10 +164,19 @@ def basic_interval(estimate, draws, alpha):
     return np.column_stack([2.0 * estimate - hi, 2.0 * estimate - lo])
 
 
-def interval_output(estimate, draws, alpha, names=None):
+def basic_interval_within(estimate, draws, alpha, limits=None):
+    """The basic interval, intersected with public ``limits`` (``(k, 2)``) when the model
+    restricts the parameters to them (the KNG box)."""
+    ci = basic_interval(estimate, draws, alpha)
+    if limits is not None:
+        ci = np.clip(ci, limits[:, :1], limits[:, 1:])
+    return ci
+
+
+def interval_output(estimate, draws, alpha, names=None, limits=None):
     """``conf_int``'s return value from bootstrap draws: an array, or a DataFrame indexed by
     ``names`` (when the fit saw column names). Shared by every estimator's intervals."""
-    ci = basic_interval(estimate, draws, alpha)
+    ci = basic_interval_within(estimate, draws, alpha, limits)
     if names is None:
         return ci
     import pandas as pd  # noqa: PLC0415
@@ -185,11 +194,11 @@ def se_output(draws, names=None):
     return pd.Series(se, index=names, name="std err")
 
 
-def summary_frame(estimate, draws, alpha, names, first="coef"):
+def summary_frame(estimate, draws, alpha, names, first="coef", limits=None):
     """The table of ``summary()``: estimate, std err and the basic interval per parameter."""
     import pandas as pd  # noqa: PLC0415
 
-    ci = basic_interval(estimate, draws, alpha)
+    ci = basic_interval_within(estimate, draws, alpha, limits)
     return pd.DataFrame(
         {
             first: estimate,
