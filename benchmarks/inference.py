@@ -146,7 +146,7 @@ def run_median(quick: bool = False) -> pd.DataFrame:
 
 
 def run_kng(quick: bool = False) -> pd.DataFrame:
-    reps = {1000: 20, 10000: 20, 100000: 6} if quick else {1000: 100, 10000: 100, 100000: 30}
+    reps = {1000: 20, 10000: 20, 100000: 6} if quick else {1000: 100, 10000: 100, 100000: 12}
     rows = []
     for i, n in enumerate(N_GRID):
         cells = cells_mod.kng_cells(n, reps[n], 1000, seed=4000 + i)
