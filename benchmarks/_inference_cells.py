@@ -75,3 +75,35 @@ def median_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID):
         eps: (np.array(a).reshape(-1, 2), np.array(b).reshape(-1, 2, 2), f)
         for eps, (a, b, f) in out.items()
     }
+
+
+KNG_BETA = np.array([1.0, 2.0, -1.0])  # intercept first; the median of y given x
+KNG_NAMES = ["const", "x1", "x2"]
+#: The KNG intervals need a larger curvature share than the logistic's Hessian: the Gram
+#: matrix and two residual quantiles (docs/inference.md).
+KNG_SHARE = 0.2
+
+
+def kng_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID):
+    """Median regression, ``y = 1 + 2 x1 - x2 + N(0, 1)``, ``x ~ U[-1, 1]^2``."""
+    from dpreg import KNGQuantileRegressor  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    out = {eps: ([], []) for eps in eps_grid}
+    for _ in range(reps):
+        X = rng.uniform(-1.0, 1.0, size=(n, 2))
+        y = KNG_BETA[0] + X @ KNG_BETA[1:] + rng.standard_normal(n)
+        for eps in eps_grid:
+            model = KNGQuantileRegressor(
+                epsilon=(1 - KNG_SHARE) * eps,
+                bounds_X=(-1, 1),
+                bounds_y=(-7, 9),
+                random_state=rng,
+            ).fit(X, y)
+            model.release_curvature(X, y, KNG_SHARE * eps, random_state=rng)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                ci = model.conf_int(0.05, n_boot=n_boot)
+            out[eps][0].append(np.r_[model.intercept_, model.coef_])
+            out[eps][1].append(ci)
+    return {eps: (np.array(a), np.array(b)) for eps, (a, b) in out.items()}

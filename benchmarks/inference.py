@@ -14,7 +14,9 @@ once per data set) and compute the 95% ``conf_int`` (basic parametric bootstrap 
 The same coverage/width table is produced for the binary ``ObjectivePerturbationLogistic``
 and ``PrivateProjectionMedian(norm="linf")`` (``benchmarks/_inference_cells.py``: each fit
 gets 0.9 epsilon and its extra inference release 0.1 epsilon, so every cell spends exactly
-epsilon), and seed 001's Figure 4 is regenerated with a line for dpreg's intervals
+epsilon), and for the median regression of ``KNGQuantileRegressor`` (same model with normal
+errors; the fit gets 0.8 epsilon, ``release_curvature`` 0.2 epsilon), and seed 001's
+Figure 4 is regenerated with a line for dpreg's intervals
 (``benchmarks/_inference_figure4.py``).
 
 Run: ``python -m benchmarks.inference [--quick | --full] [--estimators functional,...]``.
@@ -143,15 +145,29 @@ def run_median(quick: bool = False) -> pd.DataFrame:
     return df
 
 
+def run_kng(quick: bool = False) -> pd.DataFrame:
+    reps = {1000: 20, 10000: 20, 100000: 6} if quick else {1000: 100, 10000: 100, 100000: 12}
+    rows = []
+    for i, n in enumerate(N_GRID):
+        cells = cells_mod.kng_cells(n, reps[n], 1000, seed=4000 + i)
+        for eps, (est, ci) in cells.items():
+            rows += score(n, eps, est, ci, cells_mod.KNG_BETA, cells_mod.KNG_NAMES, "kng")
+    df = pd.DataFrame(rows)
+    print(summary(df))
+    save(df, "inference_kng", _figure(df), quick=quick)
+    return df
+
+
 RUNNERS = {
     "functional": run_functional,
     "logistic": run_logistic,
     "median": run_median,
+    "kng": run_kng,
     "figure4": lambda quick: figure4.run(quick),
 }
 
 
-def run(quick: bool = False, estimators=("functional", "logistic", "median", "figure4")):
+def run(quick: bool = False, estimators=("functional", "logistic", "median", "kng", "figure4")):
     return {name: RUNNERS[name](quick) for name in estimators}
 
 
@@ -192,7 +208,7 @@ def main(argv=None):
     parser = cli_parser(__doc__)
     parser.add_argument(
         "--estimators",
-        default="functional,logistic,median,figure4",
+        default="functional,logistic,median,kng,figure4",
         help="comma-separated subset of: " + ", ".join(RUNNERS),
     )
     args = parser.parse_args(argv)

@@ -10,11 +10,13 @@ the assumptions are in ``docs/inference.md``; in short, a parametric bootstrap:
    the estimator uses), as the design.
 2. The residual variance (scaled units, where ``w in [-1, 1]``) comes from the optional
    private release of ``w^T w`` (``inference_share > 0``): ``RSS = w^T w - 2 b^T c~ +
-   b^T G~ b``, inflated by one standard deviation of its Laplace noise and capped at the
-   bound 1 that holds for any variable in [-1, 1]. Without that release we use the bound 1
-   (valid but conservative).
+   b^T G~ b`` minus the bias that the noise of ``G~`` and ``c~`` gives it (measured by
+   simulation, :func:`rss_noise_bias`); each replicate takes its own ``sigma*^2`` from a
+   fresh draw of the Laplace noise of ``w^T w`` (:func:`sigma2_draws`), clipped into
+   [0, 1] (1 bounds the variance of any variable in [-1, 1]). Without that release we use
+   the bound 1 (valid but conservative).
 3. Each bootstrap replicate draws the sampling error of ``Z^T w`` under the Gaussian linear
-   model, ``c* = G^ b^ + sigma^ L xi`` (``L L^T = G^``), adds a fresh draw of the *same*
+   model, ``c* = G^ b^ + sigma* L xi`` (``L L^T = G^``), adds a fresh draw of the *same*
    privacy noise law (:func:`~dpreg.linear_model.functional.privatize_statistic` with the
    stored plan) and re-runs the same post-processing.
 4. Basic (bias-correcting) bootstrap intervals of the parameters in the user's units.
@@ -105,35 +107,77 @@ def _psd_floor(gram, floor):
     return (V * np.maximum(w, floor)) @ V.T
 
 
-def residual_variance(ns, beta):
-    """Conservative plug-in ``sigma^2`` of the scaled target (see the module docstring)."""
-    q = len(beta)
+def _rss(ns, beta, gram, xty, yty):
+    """``w^T w - 2 b^T (Z^T w) + b^T (Z^T Z) b``: the residual sum of squares of ``b``."""
+    return yty - 2.0 * beta @ xty + beta @ (0.5 * (gram + gram.T)) @ beta
+
+
+def residual_variance(ns, beta, noise_bias=0.0):
+    """Plug-in ``sigma^2`` of the scaled target: the released RSS with the privacy noise's
+    bias removed, over ``n - q``, in ``[0, 1]`` (1 bounds any variable in [-1, 1]; the bound
+    itself without the ``w^T w`` release)."""
     if ns.yty is None:
         return 1.0
-    rss = ns.yty - 2.0 * beta @ ns.xty + beta @ (0.5 * (ns.gram + ns.gram.T)) @ beta
-    dof = max(ns.n - q, 1)
-    sigma2 = (max(rss, 0.0) + math.sqrt(2.0) * ns.yty_scale) / dof
-    return float(min(sigma2, 1.0))
+    rss = _rss(ns, beta, ns.gram, ns.xty, ns.yty) - noise_bias
+    return float(np.clip(rss / max(ns.n - len(beta), 1), 0.0, 1.0))
+
+
+def sigma2_draws(ns, beta, noise_bias, n_boot, rng):
+    """Plausible ``sigma^2`` given the released RSS (the flat-prior posterior of the RSS for
+    the symmetric Laplace noise of ``w^T w``): ``(RSS~ - bias - L*) / (n - q)`` with ``L*`` a
+    fresh Laplace draw, clipped into [0, 1]. Without the release: the bound 1."""
+    if ns.yty is None:
+        return np.ones(n_boot)
+    rss = _rss(ns, beta, ns.gram, ns.xty, ns.yty) - noise_bias
+    rss = rss - rng.laplace(0.0, ns.yty_scale, size=n_boot)
+    return np.clip(rss / max(ns.n - len(beta), 1), 0.0, 1.0)
+
+
+def _bootstrap_world(ns):
+    """``(b^, G^, L)``: the released estimate and the design of the bootstrap world, the noisy
+    Gram with the estimator's floor (keeps it PD) and its Cholesky factor."""
+    beta = _solve(ns, ns.gram, ns.xty)
+    G = _psd_floor(ns.gram, max(ns.lam, 1e-9 * max(ns.n, 1)))
+    return beta, G, np.linalg.cholesky(G)
+
+
+def noise_draws(ns, n_boot, rng):
+    """Fresh draws ``(E*, e*)`` of the release noise (the estimator's own code and plan)."""
+    from .functional import privatize_statistic  # noqa: PLC0415
+
+    zero = np.zeros(ns.layout.dim)
+    out = []
+    for _ in range(n_boot):
+        noise = privatize_statistic(zero, ns.layout, ns.plan, ns.epsilon, ns.delta, rng)
+        out.append(ns.layout.unpack(noise, 0.0))  # noise only: n's corner is exact
+    return out
+
+
+def rss_noise_bias(ns, beta, G, noises):
+    """Mean shift of the released RSS caused by the noise of ``G~`` and ``c~``.
+
+    The RSS is computed from the noisy statistics with a ``b^`` fitted to their noise, so it
+    is biased (downwards, by about ``tr(G^-1 Cov e) + E[b^T E G^-1 E b]``). We measure the
+    shift in the bootstrap world without sampling error (true RSS 0 there) with the same
+    noise draws and the estimator's own solve, instead of deriving each plan's moments."""
+    c = G @ beta
+    yty = beta @ c
+    return float(
+        np.mean([_rss(ns, _solve(ns, G + g, c + e), G + g, c + e, yty) for g, e in noises])
+    )
 
 
 def bootstrap(ns, n_boot=DEFAULT_N_BOOT, random_state=0):
     """``(estimate, draws)`` in user units: the released estimate and ``n_boot`` replicates."""
-    from .functional import privatize_statistic  # noqa: PLC0415
-
     rng = check_random_state(random_state)
-    layout = ns.layout
-    beta = _solve(ns, ns.gram, ns.xty)
-    # the design of the bootstrap world: the noisy Gram with a floor that keeps it PD
-    G = _psd_floor(ns.gram, max(ns.lam, 1e-9 * max(ns.n, 1)))
-    L = np.linalg.cholesky(G)
-    sigma = math.sqrt(residual_variance(ns, beta))
+    beta, G, L = _bootstrap_world(ns)
+    noises = noise_draws(ns, n_boot, rng)
+    bias = rss_noise_bias(ns, beta, G, noises) if ns.yty is not None else 0.0
+    sigma = np.sqrt(sigma2_draws(ns, beta, bias, n_boot, rng))
     mean_xty = G @ beta
     draws = np.empty((n_boot, len(beta)))
-    zero = np.zeros(layout.dim)
-    for b in range(n_boot):
-        xty = mean_xty + sigma * (L @ rng.standard_normal(len(beta)))
-        noise = privatize_statistic(zero, layout, ns.plan, ns.epsilon, ns.delta, rng)
-        g_n, c_n = layout.unpack(noise, 0.0)  # noise only: n's corner is exact
+    for b, (g_n, c_n) in enumerate(noises):
+        xty = mean_xty + sigma[b] * (L @ rng.standard_normal(len(beta)))
         draws[b] = _solve(ns, G + g_n, xty + c_n)
     return _to_user_units(beta, ns)[0], _to_user_units(draws, ns)
 
@@ -164,10 +208,19 @@ def basic_interval(estimate, draws, alpha):
     return np.column_stack([2.0 * estimate - hi, 2.0 * estimate - lo])
 
 
-def interval_output(estimate, draws, alpha, names=None):
+def basic_interval_within(estimate, draws, alpha, limits=None):
+    """The basic interval, intersected with public ``limits`` (``(k, 2)``) when the model
+    restricts the parameters to them (the KNG box)."""
+    ci = basic_interval(estimate, draws, alpha)
+    if limits is not None:
+        ci = np.clip(ci, limits[:, :1], limits[:, 1:])
+    return ci
+
+
+def interval_output(estimate, draws, alpha, names=None, limits=None):
     """``conf_int``'s return value from bootstrap draws: an array, or a DataFrame indexed by
     ``names`` (when the fit saw column names). Shared by every estimator's intervals."""
-    ci = basic_interval(estimate, draws, alpha)
+    ci = basic_interval_within(estimate, draws, alpha, limits)
     if names is None:
         return ci
     import pandas as pd  # noqa: PLC0415
@@ -185,11 +238,11 @@ def se_output(draws, names=None):
     return pd.Series(se, index=names, name="std err")
 
 
-def summary_frame(estimate, draws, alpha, names, first="coef"):
+def summary_frame(estimate, draws, alpha, names, first="coef", limits=None):
     """The table of ``summary()``: estimate, std err and the basic interval per parameter."""
     import pandas as pd  # noqa: PLC0415
 
-    ci = basic_interval(estimate, draws, alpha)
+    ci = basic_interval_within(estimate, draws, alpha, limits)
     return pd.DataFrame(
         {
             first: estimate,

@@ -91,6 +91,36 @@ def _check_binary(estimator):
         )
 
 
+def release_symmetric(M, entry_bound, n, epsilon, rng, theta=None):
+    """epsilon-DP release of a symmetric sum ``M = sum_i a_i z_i z_i^T`` of ``n`` rows.
+
+    The caller guarantees that every per-row diagonal term lies in ``[0, entry_bound]`` and
+    every off-diagonal term in ``[-entry_bound, entry_bound]``; then (:func:`_encode`) the
+    linf sensitivity of the encoded upper triangle is ``entry_bound``, plus twice the
+    floating-point error bound of the sums (``docs/floating_point.md``). The release is the
+    exact grid linf K-norm mechanism. Used for the logistic Hessian (``entry_bound = 1/4``)
+    and the KNG design Gram (``entry_bound = 1``).
+    """
+    from ..noise import KNormMechanism  # noqa: PLC0415
+    from ..noise._grid import float_sum_error_bound  # noqa: PLC0415
+
+    m = M.shape[0]
+    d = m * (m + 1) // 2
+    sens = entry_bound + 2.0 * float_sum_error_bound(n, entry_bound, products=True)
+    u, iu, scale = _encode(M)
+    noisy = KNormMechanism("linf", d, sens, epsilon, random_state=rng).randomise(u)
+    # linf K-norm noise r U, r ~ Gamma(d + 1, sens/eps), U ~ U[-1, 1]^d: var = E r^2 / 3
+    sd = math.sqrt((d + 1) * (d + 2) / 3.0) * sens / epsilon
+    return HessianRelease(
+        hessian=_decode(noisy, iu, scale, m),
+        entry_sd=_decode(np.full(d, sd), iu, scale, m),
+        sensitivity=sens,
+        epsilon=epsilon,
+        n=n,
+        theta=theta,
+    )
+
+
 def release_hessian(estimator, X, y, epsilon, accountant=None, random_state=None):
     """Release ``H_loss`` at the released point with an epsilon-DP linf K-norm draw.
 
@@ -103,8 +133,6 @@ def release_hessian(estimator, X, y, epsilon, accountant=None, random_state=None
     from sklearn.utils.validation import validate_data  # noqa: PLC0415
 
     from ..accounting import check_accountant  # noqa: PLC0415
-    from ..noise import KNormMechanism  # noqa: PLC0415
-    from ..noise._grid import float_sum_error_bound  # noqa: PLC0415
 
     _check_binary(estimator)
     epsilon = check_epsilon(epsilon)
@@ -115,29 +143,15 @@ def release_hessian(estimator, X, y, epsilon, accountant=None, random_state=None
     _, y_idx = estimator._encode_labels(y, estimator.classes_)  # raises on unknown labels
     del y_idx  # the Hessian of the logistic loss does not depend on the labels
     n = X.shape[0]
-    m = estimator.theta_.shape[1]
-    d = m * (m + 1) // 2
-    sens = ENTRY_BOUND + 2.0 * float_sum_error_bound(n, ENTRY_BOUND, products=True)
     rng = check_random_state(random_state)
     accountant.spend(epsilon, 0.0)  # reserve before computing anything from the data
     Z = np.clip(estimator._scale(X, *estimator.bounds_), -1.0, 1.0)
     if estimator.fit_intercept:
         Z = np.column_stack([np.ones(n), Z])
-    theta = estimator.theta_[0]
-    s = expit(Z @ theta)
+    s = expit(Z @ estimator.theta_[0])
     a = np.clip(s * (1.0 - s), 0.0, ENTRY_BOUND)
-    u, iu, scale = _encode((Z * a[:, None]).T @ Z)
-    mech = KNormMechanism("linf", d, sens, epsilon, random_state=rng)
-    noisy = mech.randomise(u)
-    # linf K-norm noise r U, r ~ Gamma(d + 1, sens/eps), U ~ U[-1, 1]^d: var = E r^2 / 3
-    sd = math.sqrt((d + 1) * (d + 2) / 3.0) * sens / epsilon
-    estimator.inference_release_ = HessianRelease(
-        hessian=_decode(noisy, iu, scale, m),
-        entry_sd=_decode(np.full(d, sd), iu, scale, m),
-        sensitivity=sens,
-        epsilon=epsilon,
-        n=n,
-        theta=estimator.theta_,
+    estimator.inference_release_ = release_symmetric(
+        (Z * a[:, None]).T @ Z, ENTRY_BOUND, n, epsilon, rng, theta=estimator.theta_
     )
     return estimator
 

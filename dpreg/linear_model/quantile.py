@@ -26,6 +26,7 @@ from ..exceptions import PrivacyLeakWarning
 from ..kng import KNG, run_chains
 from ..noise.balls import make_ball
 from ..noise.choose import choose_norm
+from ._inference_quantile import kng_release
 from ._quantile_core import (
     check_quantile,
     default_coef_bounds,
@@ -161,6 +162,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         :class:`~sklearn.exceptions.ConvergenceWarning` is issued above it). **These numbers are
         functions of the private data and are NOT differentially private: never publish
         them.**
+    kng_release_ : KNGRelease
+        Public facts of the release that :meth:`conf_int` uses (the draw in scaled units, the
+        scaling, the noise law); no data.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -349,6 +353,17 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         self.sensitivity_ = sens
         self.coef_bounds_ = (lower, upper)
         self.sampler_diagnostics_ = diagnostics
+        # public facts for conf_int (the draw, the scaling, the noise law): no data
+        self.kng_release_ = kng_release(
+            theta,
+            (lo, hi),
+            (mid, half, active),
+            mech,
+            n,
+            tau,
+            self.fit_intercept,
+            None if self.bounds_y is None else tuple(np.ravel(self.bounds_y)[:2]),
+        )
         return self
 
     def _mechanism(self, Z, y, tau, epsilon, norm, scaling, domain):
@@ -449,3 +464,29 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X @ self.coef_ + self.intercept_
+
+    # -- private inference (docs/inference.md) --------------------------------------------
+    def release_curvature(self, X, y, epsilon, accountant=None, random_state=None):
+        """Spend ``epsilon`` (reserved before the data are read) on a private design Gram
+        and two residual quantiles that :meth:`conf_int` needs; returns ``self``."""
+        from ._inference_quantile import release_curvature  # noqa: PLC0415
+
+        return release_curvature(self, X, y, epsilon, accountant, random_state)
+
+    def conf_int(self, alpha=0.05, n_boot=2000):
+        """``(n_params, 2)`` intervals, intercept first; needs :meth:`release_curvature`."""
+        from ._inference_quantile import conf_int  # noqa: PLC0415
+
+        return conf_int(self, alpha, n_boot)
+
+    def bse(self, n_boot=2000):
+        """Standard errors (sampling error and privacy noise), intercept first."""
+        from ._inference_quantile import bse  # noqa: PLC0415
+
+        return bse(self, n_boot)
+
+    def summary(self, alpha=0.05, n_boot=2000):
+        """statsmodels-style table; ``.as_dataframe()`` gives a DataFrame."""
+        from ._inference_quantile import summary  # noqa: PLC0415
+
+        return summary(self, alpha, n_boot)

@@ -158,3 +158,24 @@ def test_coverage_cells(n, eps):
     cov, ratio = _coverage(n, eps, reps=200, n_boot=300, seed=10)
     assert np.all((cov >= 0.92) & (cov <= 0.98)), cov
     assert np.all(ratio <= 1.3), ratio
+
+
+def test_residual_variance_is_not_inflated_at_small_n():
+    """At n = 1e3 the old plug-in (one Laplace sd added, no correction for the noise of G~
+    and c~) overstated sigma^2 1.3-3.6 times (median over data sets). The bias-corrected
+    estimate centres on the truth (1/64 in scaled units here); the old formula is the
+    control and must stay far off on the same releases."""
+    from dpreg.linear_model import _inference as inf  # noqa: PLC0415
+
+    truth = 1.0 / 64.0  # y noise sd 1 over the half-range 8 of bounds_y
+    new, old = [], []
+    for seed in range(15):
+        X, y = data(1000, 100 + seed)
+        ns = model(epsilon=1.0, random_state=seed).fit(X, y).noisy_statistics_
+        beta, G, _ = inf._bootstrap_world(ns)
+        bias = inf.rss_noise_bias(ns, beta, G, inf.noise_draws(ns, 100, np.random.default_rng(0)))
+        new.append(inf.residual_variance(ns, beta, bias) / truth)
+        rss = inf._rss(ns, beta, ns.gram, ns.xty, ns.yty)
+        old.append((max(rss, 0.0) + np.sqrt(2.0) * ns.yty_scale) / (ns.n - 3) / truth)
+    assert 0.75 <= np.median(new) <= 1.3, np.median(new)
+    assert np.median(old) >= 1.5, np.median(old)

@@ -1,0 +1,259 @@
+"""Private inference for KNGQuantileRegressor (issue #15)."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dpreg import KNGQuantileRegressor
+from dpreg.accounting import BudgetAccountant
+from dpreg.exceptions import BudgetExceededError
+from dpreg.linear_model import _inference_logistic as inf_logit
+from dpreg.linear_model import _inference_quantile as inf
+from dpreg.linear_model import _quantile_core
+
+BETA = np.array([1.0, 2.0, -1.0])  # intercept first: the conditional median
+
+
+def data(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    return X, BETA[0] + X @ BETA[1:] + rng.standard_normal(n)
+
+
+def model(**kw):
+    kw = dict(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-7, 9), random_state=0) | kw
+    return KNGQuantileRegressor(**kw)
+
+
+def test_shapes_dataframe_and_summary():
+    X, y = data(3000, 0)
+    m = model().fit(X, y).release_curvature(X, y, 0.5, random_state=1)
+    ci = m.conf_int(n_boot=200)
+    assert ci.shape == (3, 2) and np.all(ci[:, 0] < ci[:, 1])
+    est = np.r_[m.intercept_, m.coef_]
+    assert np.all((ci[:, 0] <= est) & (est <= ci[:, 1]))
+    assert m.bse(n_boot=200).shape == (3,)
+    Xf = pd.DataFrame(X, columns=["a", "b"])
+    m.fit(Xf, y).release_curvature(Xf, y, 0.5, random_state=1)
+    assert list(m.conf_int(n_boot=200).index) == ["const", "a", "b"]
+    assert list(m.bse(n_boot=200).index) == ["const", "a", "b"]
+    table = m.summary(n_boot=200)
+    df = table.as_dataframe()
+    assert list(df.columns) == ["coef", "std err", "[0.025", "0.975]"]
+    np.testing.assert_allclose(df["coef"], np.r_[m.intercept_, m.coef_])
+    text = str(table)
+    for word in ("n: 3000", "epsilon spent: 1.5", "curvature 0.5", "K-norm gradient"):
+        assert word in text
+    m2 = model(fit_intercept=False, quantile=0.7).fit(X, y).release_curvature(X, y, 0.5)
+    assert m2.conf_int(n_boot=200).shape == (2, 2)
+
+
+def test_release_is_charged_once_and_intervals_are_free():
+    X, y = data(2000, 1)
+    acc = BudgetAccountant(epsilon=10)
+    m = model(accountant=acc).fit(X, y)
+    m.release_curvature(X, y, 0.25)
+    assert acc.spent == (1.25, 0.0) and len(acc) == 2
+    a = m.conf_int(n_boot=100)
+    m.bse(n_boot=100)
+    str(m.summary(n_boot=100))
+    assert acc.spent == (1.25, 0.0)
+    np.testing.assert_array_equal(a, m.conf_int(n_boot=100))  # deterministic
+
+
+class _Boom(Exception):
+    pass
+
+
+def _explode(*_, **__):
+    raise _Boom
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ("epsilon0", "epsilon"),
+        ("epsilon_nan", "epsilon"),
+        ("X_nan", "NaN|infinity"),
+        ("y_inf", "NaN|infinity"),
+        ("X_shape", "features"),
+        ("n_rows", "rows"),
+    ],
+)
+def test_bad_input_raises_before_spend(bad, match, monkeypatch):
+    X, y = data(500, 2)
+    acc = BudgetAccountant(epsilon=10)
+    m = model(accountant=acc).fit(X, y)
+    spent = acc.spent
+    Xb, yb, eps = X.copy(), y.copy(), 0.1
+    if bad == "epsilon0":
+        eps = 0.0
+    if bad == "epsilon_nan":
+        eps = float("nan")
+    if bad == "X_nan":
+        Xb[3, 0] = np.nan
+    if bad == "y_inf":
+        yb[7] = np.inf
+    if bad == "X_shape":
+        Xb = np.column_stack([X, X[:, 0]])
+    if bad == "n_rows":
+        Xb, yb = X[:-1], y[:-1]
+    # nothing may touch the data before the spend: make the data path explode
+    monkeypatch.setattr(_quantile_core, "scale_features", _explode)
+    with pytest.raises(ValueError, match=match):
+        m.release_curvature(Xb, yb, eps)
+    assert acc.spent == spent
+
+
+def test_spend_happens_before_computation(monkeypatch):
+    X, y = data(500, 3)
+    acc = BudgetAccountant(epsilon=10)
+    m = model(accountant=acc).fit(X, y)
+    monkeypatch.setattr(_quantile_core, "scale_features", _explode)
+    with pytest.raises(_Boom):
+        m.release_curvature(X, y, 0.5)
+    assert acc.spent == (1.5, 0.0)  # reserved before the data were used
+
+
+def test_budget_refused_before_data():
+    X, y = data(500, 4)
+    acc = BudgetAccountant(epsilon=1.05)
+    m = model(accountant=acc).fit(X, y)
+    with pytest.raises(BudgetExceededError):
+        m.release_curvature(X, y, 0.1)
+    assert acc.spent == (1.0, 0.0)
+
+
+def test_refusals():
+    X, y = data(600, 5)
+    with pytest.raises(ValueError, match="release_curvature"):
+        model().fit(X, y).conf_int()
+    m = model().fit(X, y).release_curvature(X, y, 0.1)
+    m.fit(X, y)  # a new fit makes the old release stale
+    with pytest.raises(ValueError, match="release_curvature"):
+        m.bse()
+    m.release_curvature(X, y, 0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        m.conf_int(alpha=1.5)
+    with pytest.raises(ValueError, match="n_boot"):
+        m.conf_int(n_boot=5)
+
+
+def test_small_n_eps_warns_and_is_wide():
+    X, y = data(300, 6)
+    m = model(epsilon=0.2).fit(X, y).release_curvature(X, y, 0.05, random_state=0)
+    with pytest.warns(UserWarning, match="Small n"):
+        ci = m.conf_int(n_boot=300)
+    assert np.all(ci[:, 1] - ci[:, 0] > 1.0)  # never falsely narrow: the data say little
+    # the intervals stay inside the public parameter box (the model's domain)
+    np.testing.assert_array_less(inf.box_ranges(m.kng_release_)[:, 0] - 1e-9, ci[:, 0])
+
+
+def test_large_n_eps_matches_the_asymptotic_standard_errors():
+    """With negligible privacy noise the standard errors are Koenker's
+    s sqrt(tau (1 - tau) diag(G^-1)), s = 1 / phi(0) for normal errors."""
+    X, y = data(30000, 7)
+    m = model(epsilon=200.0).fit(X, y).release_curvature(X, y, 200.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no small-n warning here
+        se = m.bse(n_boot=4000)
+    W = np.column_stack([np.ones(len(X)), X])
+    sparsity = 1 / stats.norm.pdf(0)
+    expect = sparsity * 0.5 * np.sqrt(np.diag(np.linalg.inv(W.T @ W)))
+    np.testing.assert_allclose(se, expect, rtol=0.12)
+
+
+def test_gram_release_is_the_stated_linf_knorm_law():
+    """The released Gram entries minus the true ones (encoded) have the density
+    exp(-|u|_inf eps/sens): their linf norm is Gamma(d, sens/eps)."""
+    X, y = data(400, 8)
+    m = model().fit(X, y)
+    W = np.column_stack([np.ones(len(X)), X])
+    G = W.T @ W
+    eps = 0.6
+    radii = []
+    for seed in range(300):
+        rel = m.release_curvature(X, y, eps, random_state=seed).curvature_release_
+        u, _, _ = inf_logit._encode(rel.gram.hessian - G)
+        radii.append(np.max(np.abs(u)))
+    ks = stats.kstest(radii, stats.gamma(6, scale=rel.gram.sensitivity / rel.gram.epsilon).cdf)
+    assert ks.pvalue > 1e-3
+    assert rel.gram.sensitivity == pytest.approx(1.0, rel=1e-6)
+    assert rel.gram.epsilon == pytest.approx(inf.GRAM_SHARE * eps)
+    # control: the law at a 20% smaller scale is rejected
+    ks_bad = stats.kstest(radii, stats.gamma(6, scale=0.8 / rel.gram.epsilon).cdf)
+    assert ks_bad.pvalue < 1e-3
+
+
+def test_replace_one_changes_each_encoded_gram_entry_by_at_most_one():
+    """Adversarial search over replaced design rows: the sensitivity 1 holds and is reached."""
+    rng = np.random.default_rng(9)
+    worst = 0.0
+    for _ in range(3000):
+        pick = lambda: rng.choice([-1.0, 1.0, rng.uniform(-1, 1)], size=3)  # noqa: E731
+        z, z2 = pick(), pick()
+        for w, w2 in ((np.r_[1.0, z], np.r_[1.0, z2]), (z, z2)):
+            u, _, _ = inf_logit._encode(np.outer(w, w) - np.outer(w2, w2))
+            worst = max(worst, np.max(np.abs(u)))
+    assert worst <= 1.0 + 1e-15
+    assert worst >= 1.0 - 1e-12  # the bound is attained
+
+
+def test_hall_sheather_bandwidth():
+    # n = 1000, tau = 0.5: 1000^(-1/3) 1.96^(2/3) (1.5 phi(0)^2)^(1/3)
+    assert inf.hall_sheather(1000, 0.5) == pytest.approx(0.0969, abs=5e-4)
+    levels, h, k = inf.curvature_levels(10_000, 0.5, 0.5)
+    assert k == 4.0 and levels == pytest.approx([0.5 - h - 4e-4, 0.5 + h + 4e-4])
+    levels, _, _ = inf.curvature_levels(100, 0.9, 0.01)  # huge rank noise: kept inside
+    assert 0 < levels[0] < 0.9 < levels[1] < 1
+
+
+def _coverage(n, eps, reps, n_boot, seed, share=0.2):
+    rng = np.random.default_rng(seed)
+    inside, est, widths = [], [], []
+    for _ in range(reps):
+        X, y = data(n, int(rng.integers(2**31)))
+        m = model(epsilon=(1 - share) * eps, random_state=rng).fit(X, y)
+        m.release_curvature(X, y, share * eps, random_state=rng)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            ci = m.conf_int(n_boot=n_boot)
+        inside.append((ci[:, 0] <= BETA) & (BETA <= ci[:, 1]))
+        est.append(np.r_[m.intercept_, m.coef_])
+        widths.append(ci[:, 1] - ci[:, 0])
+    lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
+    return np.mean(inside, axis=0), np.mean(widths, axis=0) / (hi - lo)
+
+
+def test_coverage_with_paired_control(monkeypatch):
+    """Real intervals cover; a bootstrap that forgets the KNG noise V (the control) covers
+    clearly less on the same data sets, so the check can fail."""
+    cov_real, ratio = _coverage(5000, 0.25, reps=30, n_boot=300, seed=10, share=0.5)
+    assert cov_real.mean() >= 0.85, cov_real
+    assert np.all((ratio > 0.6) & (ratio < 2.5)), ratio
+    real = inf.bootstrap
+
+    def no_v(estimator, n_boot=1000, random_state=0):
+        fit = estimator.kng_release_
+        old = fit.scale
+        fit.scale = 1e12  # V* ~ 0 in the bootstrap world only
+        try:
+            return real(estimator, n_boot, random_state)
+        finally:
+            fit.scale = old
+
+    monkeypatch.setattr(inf, "bootstrap", no_v)
+    cov, _ = _coverage(5000, 0.25, reps=30, n_boot=300, seed=10, share=0.5)
+    assert cov.mean() <= cov_real.mean() - 0.15, (cov, cov_real)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n, eps", [(10000, 1.0), (10000, 4.0)])
+def test_coverage_cells(n, eps):
+    # cells measured inside the band by benchmarks.inference (150 data sets)
+    cov, ratio = _coverage(n, eps, reps=150, n_boot=500, seed=11)
+    assert np.all((cov >= 0.91) & (cov <= 0.99)), cov
+    assert np.all(ratio <= 1.4), ratio
