@@ -184,3 +184,38 @@ def unit_scaling(lower, upper):
     lower = np.asarray(lower, dtype=float)
     upper = np.asarray(upper, dtype=float)
     return (upper + lower) / 2.0, (upper - lower) / 2.0
+
+
+def check_unit_sample_weight(sample_weight, n_samples):
+    """Sample weights as a float array of shape ``(n_samples,)`` in [0, 1], not all zero.
+
+    The estimators that accept ``sample_weight`` derive their sensitivity for weights in
+    [0, 1] (the weight is part of the record; a weighted record's contribution lies in the hull
+    of the unweighted ones and 0), so anything else -- larger or negative weights, NaN, a wrong
+    shape, all zeros -- is a ``ValueError``, raised in ``fit`` before anything is spent. A
+    scalar applies to every row.
+
+    Examples
+    --------
+    >>> from dpreg._validation import check_unit_sample_weight
+    >>> check_unit_sample_weight([0.5, 1, 0], 3).tolist()
+    [0.5, 1.0, 0.0]
+    """
+    try:
+        w = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("sample_weight must be an array of numbers in [0, 1].") from None
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.shape != (n_samples,):
+        raise ValueError(
+            f"sample_weight must have shape ({n_samples},), got {np.shape(sample_weight)}."
+        )
+    if not np.all((w >= 0.0) & (w <= 1.0)):  # also rejects NaN
+        raise ValueError(
+            "sample_weight must lie in [0, 1] (the sensitivity is derived for that range; "
+            "rescale larger weights by a public constant)."
+        )
+    if not np.any(w > 0):
+        raise ValueError("sample_weight must not be all zero (no row would count).")
+    return w

@@ -40,6 +40,20 @@ For ``linf`` this is ``2 m`` (``1`` for the intercept alone), for ``l1`` ``max(2
 and for ``l2`` ``max(2 m sqrt(p), sqrt(p + 1))``, each no larger than the generic
 ``2 m C_X`` with ``C_X = max ||(1, z)||_K``. (The paper prints ``2 (1 - tau) C_X``, which is too
 small when ``tau > 1/2``.) Other norm balls are handled by enumerating the cube's vertices.
+
+Sample weights
+--------------
+With weights ``omega_i in [0, 1]`` (part of the record) record i contributes
+``omega_i a_i w_i`` and a replacement changes g by ``omega a w - omega' a' w'``. This is
+bilinear in ``(omega, omega')``, so it is a convex combination of its values at the four
+corners of ``[0, 1]^2``: ``a w - a' w'`` (norm at most Delta, above), ``a w``, ``-a' w'`` and
+0. The single terms are covered too: keeping the row and flipping the side of its response
+(``a' != a``, same ``w``) is an unweighted neighbour with difference ``+-w``, so
+``||w||_K <= Delta`` for every admissible row (with or without intercept, any sub-box) and
+``||a w||_K <= m ||w||_K <= Delta``. A norm is convex, so ``||omega a w - omega' a' w'||_K <=
+Delta``: the weighted sensitivity equals the unweighted one (checked adversarially in
+``tests/linear_model/test_weights_kng.py``). The KNG density has no Jacobian term, so nothing
+else changes.
 """
 
 from __future__ import annotations
@@ -97,13 +111,18 @@ def design(Z, fit_intercept):
     return Z
 
 
-def quantile_gradient(W, y, tau):
+def quantile_gradient(W, y, tau, sample_weight=None):
     """The check-loss gradient ``sum_i w_i (1{w_i^T theta >= y_i} - tau)`` as a StepGradient.
 
-    (``1{y_i <= w_i^T theta}``: ties have probability zero under the KNG density.)
+    (``1{y_i <= w_i^T theta}``: ties have probability zero under the KNG density.) With
+    ``sample_weight`` ``omega`` (in [0, 1]) record i's jumps are ``omega_i w_i`` (the crossing
+    hyperplanes are unchanged): ``sum_i omega_i w_i (1{...} - tau)``.
     """
     W = np.asarray(W, dtype=float)
-    return StepGradient(W, np.asarray(y, dtype=float), offset=-tau * W.sum(axis=0))
+    if sample_weight is None:
+        return StepGradient(W, np.asarray(y, dtype=float), offset=-tau * W.sum(axis=0))
+    V = W * np.asarray(sample_weight, dtype=float)[:, None]
+    return StepGradient(W, np.asarray(y, dtype=float), V=V, offset=-tau * V.sum(axis=0))
 
 
 def quantile_sensitivity(tau, n_features, norm="linf", fit_intercept=True, feature_box=None):

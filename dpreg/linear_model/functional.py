@@ -70,6 +70,7 @@ from .._validation import (
     check_epsilon,
     check_norm,
     check_random_state,
+    check_unit_sample_weight,
 )
 from ..accounting import check_accountant
 from . import _inference
@@ -867,24 +868,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("sample_weight needs numpy input (not dask arrays).")
         if float(self.inference_share) > 0:
             raise ValueError("sample_weight is not supported with inference_share > 0.")
-        try:
-            w = np.asarray(sample_weight, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError("sample_weight must be an array of numbers in [0, 1].") from None
-        if w.ndim == 0:
-            w = np.full(X.shape[0], float(w))
-        if w.shape != (X.shape[0],):
-            raise ValueError(
-                f"sample_weight must have shape ({X.shape[0]},), got {np.shape(sample_weight)}."
-            )
-        if not np.all((w >= 0.0) & (w <= 1.0)):  # also rejects NaN
-            raise ValueError(
-                "sample_weight must lie in [0, 1] (the sensitivity is derived for that range; "
-                "rescale larger weights by a public constant)."
-            )
-        if not np.any(w > 0):
-            raise ValueError("sample_weight must not be all zero (no row would count).")
-        return w
+        return check_unit_sample_weight(sample_weight, X.shape[0])
 
     def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None):
         layout = stats.layout

@@ -118,6 +118,7 @@ from .._validation import (
     check_epsilon,
     check_norm,
     check_random_state,
+    check_unit_sample_weight,
     scale_to_unit,
 )
 from ..accounting import check_accountant
@@ -291,6 +292,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         L-BFGS (or cvxpy) iterations plus certification steps.
     multi_class_ : {"binary", "ovr", "multinomial"}
         The model fitted.
+    sample_weighted_ : bool
+        Whether ``fit`` got ``sample_weight`` (then ``release_hessian``/``conf_int`` refuse).
     bounds_ : tuple of ndarray
         The (lower, upper) bounds used.
     amp_epsilon_ : float
@@ -573,13 +576,21 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         return coef.astype(dtype), intercept.astype(dtype)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the private model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Public-range weights in [0, 1] (numpy input). The weight is part of the record:
+            example i contributes ``w_i`` times its loss to the (mean-form, divided by the
+            public n) objective, so one record's gradient is ``w_i`` times an unweighted one
+            and its Hessian ``w_i`` times a rank-one term bounded by ``m/4``; the sensitivity,
+            gamma and the certificate are unchanged (``docs/objective_perturbation.md``,
+            "Sample weights"). Weights outside [0, 1], NaN, all zero or a wrong shape raise a
+            ``ValueError`` before anything is spent.
 
         Returns
         -------
@@ -592,6 +603,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         if dask_input:  # one validation pass before the spend (dpreg.linear_model._dask_logistic)
             if isinstance(bounds_X, str):
                 raise ValueError("'private' bounds need numpy input (not dask arrays).")
+            if sample_weight is not None:
+                raise ValueError("sample_weight needs numpy input (not dask arrays).")
             X, y, classes, lower, upper = self._prepare_dask(X, y, public_classes, bounds_X)
             y_idx = _dask_logistic.label_index(y, classes)
             private = False
@@ -604,6 +617,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             X = X.astype(np.float64, copy=False)
             check_classification_targets(y)
             classes, y_idx = self._encode_labels(y, public_classes)
+            if sample_weight is not None:
+                sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
             private = check_bounds_param(bounds_X, X.shape[1], "bounds_X")
             if not private:
                 lower, upper = check_bounds(bounds_X, X.shape[1], X=X, name="bounds_X")
@@ -617,13 +632,14 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             )
         accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
         rng = check_random_state(self.random_state)  # one stream for the bounds and the model
+        self.sample_weighted_ = sample_weight is not None  # the caller's (public) choice
         if private:  # bounds_share of epsilon on the bounds, the rest on the model
             ((lower, upper),), epsilon = fit_bounds(
                 [X], [bounds_X], epsilon, self.bounds_share, rng, ("bounds_X",)
             )
         if multinomial:
             return self._fit_multinomial(
-                X, y_idx, classes, epsilon, norm, (lower, upper), out_dtype, rng
+                X, y_idx, classes, epsilon, norm, (lower, upper), out_dtype, rng, sample_weight
             )
         # Everything below up to the loop is a function of public quantities only.
         dim = n_features + int(self.fit_intercept)
@@ -672,16 +688,20 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 steps = 0
             elif self.solver == "lbfgs":
                 theta0, it, _ = solve_lbfgs(
-                    Z, yk, self.fit_intercept, ridge, gamma, V, max_iter=self.max_iter
-                )
+                    Z, yk, self.fit_intercept, ridge, gamma, V, max_iter=self.max_iter,
+                    sample_weight=sample_weight,
+                )  # fmt: skip
             else:
-                theta0, it, _ = solve_cvxpy(Z, yk, self.fit_intercept, alpha, l1_ratio, gamma, V)
+                theta0, it, _ = solve_cvxpy(
+                    Z, yk, self.fit_intercept, alpha, l1_ratio, gamma, V, sample_weight
+                )
                 if theta0 is None:
                     theta0 = np.zeros(dim)
             if not dask_input:
                 theta_hat, steps = certify(
-                    theta0, Z, yk, self.fit_intercept, ridge, l1, gamma, V, plan.tol, lip
-                )
+                    theta0, Z, yk, self.fit_intercept, ridge, l1, gamma, V, plan.tol, lip,
+                    sample_weight,
+                )  # fmt: skip
             W = KNormMechanism("l2", dim, plan.sensitivity, plan.epsilon, random_state=rng)
             # exact grid release of theta_hat + W (floating-point safe: docs/floating_point.md)
             thetas.append(W.randomise(theta_hat))
@@ -705,7 +725,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.multi_class_ = "ovr" if n_problems > 1 else "binary"
         return self
 
-    def _fit_multinomial(self, X, y_idx, classes, epsilon, norm, bounds, out_dtype, rng):
+    def _fit_multinomial(
+        self, X, y_idx, classes, epsilon, norm, bounds, out_dtype, rng, sample_weight=None
+    ):
         """One softmax problem with the full epsilon (see :mod:`._multinomial`)."""
         lower, upper = bounds
         n_samples, n_features = X.shape
@@ -739,7 +761,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             V = sample_rows_noise(K, dim, sensitivity / (eps_op * q), rng)
         else:
             V = _perturbation(norm, K * dim, sensitivity, eps_op * q, rng)
-        problem = SoftmaxProblem(Z1, Y, self.fit_intercept, ridge, gamma, V)
+        problem = SoftmaxProblem(Z1, Y, self.fit_intercept, ridge, gamma, V, sample_weight)
         theta0, it = solve_softmax_lbfgs(problem, self.max_iter)
         theta_hat, steps = certify_problem(theta0, problem, plan.tol, lip)
         W = KNormMechanism("l2", K * dim, plan.sensitivity, plan.epsilon, random_state=rng)
@@ -805,6 +827,11 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         """
         from ._inference_logistic import release_hessian  # noqa: PLC0415
 
+        if getattr(self, "sample_weighted_", False):  # checked before anything is spent
+            raise NotImplementedError(
+                "release_hessian/conf_int are derived for unweighted fits only; this model "
+                "was fitted with sample_weight."
+            )
         return release_hessian(self, X, y, epsilon, accountant, random_state)
 
     def conf_int(self, alpha=0.05, n_boot=1000):
