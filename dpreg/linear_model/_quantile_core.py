@@ -3,7 +3,7 @@
 Parameterisation
 ----------------
 Features are clipped into ``bounds_X`` and mapped affinely onto ``z in [-1, 1]^p``
-(:func:`dpreg._validation.scale_to_unit`); the response ``y`` is used as it is. The model is
+(:class:`dpreg._bounds.PublicBox`); the response ``y`` is used as it is. The model is
 ``Q_tau(y | z) = theta_0 + sum_k theta_k z_k`` (``theta_0`` only with ``fit_intercept``), so every
 parameter is in units of ``y``. The design row is ``w = (1, z)`` (or ``z``).
 
@@ -62,7 +62,7 @@ import itertools
 
 import numpy as np
 
-from .._validation import scale_to_unit
+from .._bounds import PublicBox
 from ..kng import StepGradient
 from ..noise.balls import LpBall, make_ball
 
@@ -93,14 +93,9 @@ def scale_features(X, lower, upper, fit_intercept):
     through the origin. Returns ``(Z, mid, half)`` with ``x = mid + half * z`` on the box;
     columns with ``half == 0`` are constant and map to 0.
     """
-    lower = np.asarray(lower, dtype=float)
-    upper = np.asarray(upper, dtype=float)
-    if fit_intercept:
-        mid, half = (upper + lower) / 2.0, (upper - lower) / 2.0
-        return scale_to_unit(X, lower, upper), mid, half
-    half = np.maximum(np.abs(lower), np.abs(upper))
-    Z = np.clip(np.asarray(X, dtype=float), lower, upper) / np.where(half > 0, half, 1.0)
-    return np.clip(Z, -1.0, 1.0), np.zeros_like(half), half
+    box = PublicBox(np.asarray(lower, dtype=float), np.asarray(upper, dtype=float),
+                    symmetric=not fit_intercept)  # fmt: skip
+    return box.to_unit(X), box.mid, box.half
 
 
 def design(Z, fit_intercept):

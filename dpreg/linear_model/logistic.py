@@ -78,7 +78,7 @@ floating-point margin and budget split: :mod:`dpreg.linear_model._certify` and
 Where each assumption is enforced
 ---------------------------------
 * rows in [-1, 1]^m (bounded gradient and Hessian): data are clipped into ``bounds_X`` and
-  scaled (``dpreg._validation.scale_to_unit``); the intercept column is exactly 1;
+  scaled (``dpreg._bounds.PublicBox``); the intercept column is exactly 1;
 * labels in {0, 1}: mapped from the public ``classes``, never taken from the user as
   numbers; a label outside ``classes`` is rejected by a ValueError during input validation,
   before anything is spent (like NaN: the guarantee is stated for data sets whose labels lie
@@ -109,6 +109,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._bounds import (
     AUTO_MAX_SHARE,
     DEFAULT_BOUNDS_SHARE,
+    PublicBox,
     check_bounds_param,
     check_fit_share,
     fit_bounds,
@@ -119,7 +120,6 @@ from .._validation import (
     check_norm,
     check_random_state,
     check_unit_sample_weight,
-    scale_to_unit,
 )
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
@@ -553,26 +553,22 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         lower, upper = check_bounds(bounds_X, X.shape[1], X=extents, name="bounds_X")
         return X, y, classes, lower, upper
 
+    def _box(self, lower, upper):
+        """The public box (dpreg._bounds.PublicBox; symmetric map without intercept)."""
+        return PublicBox(lower, upper, symmetric=not self.fit_intercept)
+
     def _scale(self, X, lower, upper):
         """Clip into the bounds and map onto [-1, 1] (symmetric map without intercept)."""
-        if self.fit_intercept:
-            return scale_to_unit(X, lower, upper)
-        c = np.maximum(np.abs(lower), np.abs(upper))
-        return scale_to_unit(np.clip(X, lower, upper), -c, c)
+        return self._box(lower, upper).to_unit(X)
 
     def _unscale(self, theta, lower, upper, dtype=np.float64):
         """Map scaled-space parameters to (coef, intercept) on the original feature scale,
         computed in float64 and then cast to ``dtype`` (X's floating dtype)."""
+        box = self._box(lower, upper)
         if self.fit_intercept:
-            mid, half = (upper + lower) / 2.0, (upper - lower) / 2.0
-            b, w = theta[:, 0], theta[:, 1:]
+            coef, intercept = box.unscale(theta[:, 1:], theta[:, 0])
         else:
-            half = np.maximum(np.abs(lower), np.abs(upper))
-            mid = np.zeros_like(half)
-            b, w = np.zeros(theta.shape[0]), theta
-        safe = np.where(half > 0, half, 1.0)
-        coef = np.where(half > 0, w / safe, 0.0)
-        intercept = b - coef @ mid
+            coef, intercept = box.unscale(theta)
         return coef.astype(dtype), intercept.astype(dtype)
 
     # ------------------------------------------------------------------ fit

@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._bounds import unscale_coefficients
 from .._validation import (
     check_bounds,
     check_epsilon,
@@ -348,12 +349,15 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before the draw
         theta, diagnostics = self._draw(mech, d, n, rng, sample_weight is not None)
 
-        # map the scaled parameters back to the original units of X
+        # map the scaled parameters back to the original units of X (post-processing)
         offset = int(bool(self.fit_intercept))
-        coef = np.zeros(n_features)
-        coef[active] = theta[offset:] / half[active]
-        self.coef_ = coef
-        self.intercept_ = float(theta[0] - coef @ mid) if self.fit_intercept else 0.0
+        coef_unit = np.zeros((1, n_features))
+        coef_unit[0, active] = theta[offset:]
+        coef, intercept = unscale_coefficients(
+            coef_unit, theta[:1] if self.fit_intercept else None, mid, half
+        )
+        self.coef_ = coef[0]
+        self.intercept_ = float(intercept[0])
         self.quantile_ = tau
         self.norm_ = norm_used
         self.sensitivity_ = sens
