@@ -7,6 +7,7 @@ gradient is ``w`` times an unweighted one, its Hessian ``w`` times a rank-one te
 
 import numpy as np
 import pytest
+from scipy import optimize, stats
 from scipy.special import expit, softmax
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_validate
@@ -14,7 +15,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from dpreg import BudgetAccountant, ObjectivePerturbationLogistic
-from dpreg.linear_model._logistic_core import gradient_sensitivity, hessian_bound
+from dpreg.linear_model._certify import AMP_SHARE
+from dpreg.linear_model._logistic_core import gamma_for, gradient_sensitivity, hessian_bound
 from dpreg.linear_model._multinomial import ROWS, softmax_sensitivity
 
 NORMS = {"linf": np.inf, "l1": 1, "l2": 2}
@@ -205,3 +207,87 @@ def test_cross_validate_and_pipeline_pass_weights():
     pipe = make_pipeline(FunctionTransformer(), _model(epsilon=4.0))
     pipe.fit(X, y, objectiveperturbationlogistic__sample_weight=w)
     assert pipe[-1].sample_weighted_
+
+
+# ------------------------------------------------------------------ exact output law, weighted
+def _log_density(a, Z, y, w, gamma, eps_noise, sens, order):
+    """log pdf of theta_DP at a for weighted data (sum form; change of variables)."""
+    s = expit(Z @ a)
+    V = -((w * (s - y)) @ Z + gamma * a)
+    J = (Z * (w * s * (1 - s))[:, None]).T @ Z + gamma * np.eye(len(a))
+    return -eps_noise * np.linalg.norm(V, ord=order) / sens + np.linalg.slogdet(J)[1]
+
+
+def _worst_weighted_ratio(norm, q, eps, w_max, rng, trials=300):
+    m, n = 3, 6
+    gamma = gamma_for(eps, q, m)
+    sens = gradient_sensitivity(norm, m)
+    worst = -np.inf
+    for it in range(trials):
+        Z = rng.choice([-1.0, 1.0], size=(n, m)) * rng.uniform(0.2, 1, size=(n, m))
+        Z[:, 0] = 1.0
+        y = rng.integers(0, 2, size=n).astype(float)
+        w = rng.uniform(0, 1, size=n)
+        Z2, y2, w2 = Z.copy(), y.copy(), w.copy()
+        Z2[-1, 1:] = rng.choice([-1.0, 1.0], size=m - 1)
+        y2[-1] = 1 - y[-1]
+        w[-1], w2[-1] = rng.choice([0.0, w_max, rng.uniform(0, w_max)], size=2)
+        a0 = rng.normal(scale=rng.choice([0.05, 0.5, 5, 30]), size=m)
+
+        def neg_ratio(a, Z=Z, y=y, w=w, Z2=Z2, y2=y2, w2=w2):
+            return -(
+                _log_density(a, Z, y, w, gamma, eps * q, sens, NORMS[norm])
+                - _log_density(a, Z2, y2, w2, gamma, eps * q, sens, NORMS[norm])
+            )
+
+        worst = max(worst, -neg_ratio(a0))
+        if it % 15 == 0:
+            worst = max(worst, -optimize.minimize(neg_ratio, a0, method="Nelder-Mead").fun)
+    return worst
+
+
+@pytest.mark.parametrize(
+    "norm, q",
+    [
+        ("linf", 0.5),
+        pytest.param("l2", 0.7, marks=pytest.mark.slow),
+        pytest.param("linf", 0.85, marks=pytest.mark.slow),
+    ],
+)
+def test_weighted_density_ratio_bounded_by_exp_epsilon(norm, q):
+    """Neighbours change one row's features, label and weight: the exact log density ratio of
+    the output stays within epsilon (gamma and Delta unchanged); larger weights break it."""
+    rng = np.random.default_rng(11)
+    eps = 0.7
+    worst = _worst_weighted_ratio(norm, q, eps, 1.0, rng)
+    assert worst <= eps + 1e-9
+    assert worst > 0.5 * eps  # the search is not toothless
+    # control: larger weights break it (l2's Delta = 2 sqrt(m) is loose: it needs more)
+    assert _worst_weighted_ratio(norm, q, eps, 2.0 if norm == "linf" else 4.0, rng) > eps
+
+
+def test_weighted_estimator_draws_follow_exact_law_1d():
+    """1-D, no intercept: P(theta* <= a) = P(V >= V(a)) with V ~ Laplace(Delta/(eps_op q)) and
+    V(a) = -(sum_i w_i (sigmoid(a z_i) - y_i) z_i + gamma a). KS test of 300 fits; control:
+    the unweighted law is rejected by the same draws."""
+    rng = np.random.default_rng(3)
+    n, eps, q = 15, 2.0, 0.5
+    X = rng.uniform(-2, 2, size=(n, 1))
+    y = rng.integers(0, 2, size=n)
+    y[:2] = [0, 1]
+    w = rng.choice([0.05, 1.0], size=n)
+    Z = X[:, 0] / 2.0  # bounds (-2, 2), symmetric scaling
+    eps_op = eps * (1 - AMP_SHARE)
+    gamma = gamma_for(eps_op, q, 1)
+    b = gradient_sensitivity("linf", 1) / (eps_op * q)
+
+    def cdf(a, weights=w):
+        s = expit(np.outer(np.atleast_1d(a), Z))
+        return stats.laplace(scale=b).sf(-(((s - y) * weights) @ Z + gamma * np.atleast_1d(a)))
+
+    draws = []
+    for seed in range(300):
+        clf = _model(epsilon=eps, q=q, fit_intercept=False, bounds_X=(-2, 2), random_state=seed)
+        draws.append(clf.fit(X, y, sample_weight=w).theta_[0, 0])
+    assert stats.kstest(draws, cdf).pvalue > 1e-3
+    assert stats.kstest(draws, lambda a: cdf(a, np.ones(n))).pvalue < 1e-4  # control
