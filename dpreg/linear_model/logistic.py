@@ -694,10 +694,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 if theta0 is None:
                     theta0 = np.zeros(dim)
             if not dask_input:
+                weights = () if sample_weight is None else (sample_weight,)
                 theta_hat, steps = certify(
-                    theta0, Z, yk, self.fit_intercept, ridge, l1, gamma, V, plan.tol, lip,
-                    sample_weight,
-                )  # fmt: skip
+                    theta0, Z, yk, self.fit_intercept, ridge, l1, gamma, V, plan.tol, lip, *weights
+                )
             W = KNormMechanism("l2", dim, plan.sensitivity, plan.epsilon, random_state=rng)
             # exact grid release of theta_hat + W (floating-point safe: docs/floating_point.md)
             thetas.append(W.randomise(theta_hat))
