@@ -1,8 +1,9 @@
-r"""One place for bounds: clip, map to [-1, 1] and back, and private bounds.
+r"""One place for bounds: validate, clip, map to [-1, 1] and back, and private bounds.
 
 Every dpreg estimator works on data clipped into a public box and mapped affinely onto
-[-1, 1]; the helpers here do that once (the estimators may adopt them; the transformers of
-:mod:`dpreg.preprocessing` use them).
+[-1, 1]; :class:`PublicBox` does that once for the functional, logistic and KNG models and
+the transformers of :mod:`dpreg.preprocessing` (validation before the spend, clipping, the
+unit map and the map of fitted coefficients back to the user's units).
 
 Private bounds (``bounds="private"``)
 -------------------------------------
@@ -30,6 +31,7 @@ returns the bounds and the epsilon they cost, so the estimator spends the rest o
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -79,10 +81,23 @@ def unit_map(lower, upper, symmetric=False):
     return (upper + lower) / 2.0, (upper - lower) / 2.0
 
 
+def safe_inverse(half):
+    """``1 / half``, with 0 where ``half`` is 0 or subnormal (a constant column).
+
+    A subnormal half-width would make ``1 / half`` overflow to inf and the scaled data NaN
+    (found by the long fuzz run of the functional model); such a column is constant for every
+    purpose here, so it maps to 0 and gets a zero coefficient.
+    """
+    half = np.asarray(half, dtype=float)
+    return np.divide(1.0, half, out=np.zeros_like(half), where=half > np.finfo(float).tiny)
+
+
 def to_unit(X, lower, upper, symmetric=False):
     """Clip ``X`` into the bounds and map them affinely onto [-1, 1] (constant columns -> 0).
 
-    The result lies in [-1, 1] *exactly* (round-off is clipped away), which is what every
+    ``z = (clip(x, lower, upper) - mid) * (1 / half)`` (:func:`unit_map`, :func:`safe_inverse`),
+    computed in place on one new float64 array. The result lies in [-1, 1] *exactly* (round-off,
+    e.g. ``1 - 1.2e-12`` for bounds (16, 16.001), is clipped away), which is what every
     sensitivity bound assumes.
 
     Examples
@@ -92,8 +107,10 @@ def to_unit(X, lower, upper, symmetric=False):
     [-1.0, 0.0, 1.0]
     """
     mid, half = unit_map(lower, upper, symmetric)
-    inv = np.where(half > 0, 1.0 / np.where(half > 0, half, 1.0), 0.0)
-    Z = (clip(X, lower, upper) - mid) * inv
+    Z = np.maximum(np.asarray(X, dtype=float), np.asarray(lower, dtype=float))
+    np.minimum(Z, np.asarray(upper, dtype=float), out=Z)
+    Z -= mid
+    Z *= safe_inverse(half)
     return np.clip(Z, -1.0, 1.0, out=Z)
 
 
@@ -108,7 +125,7 @@ def unscale_linear(coef_unit, intercept_unit, lower, upper, y_lower=-1.0, y_uppe
 
     If ``(y - y_mid) / y_half = b0 + sum_j b_j z_j`` with ``z_j = (x_j - mid_j) / half_j``, then
     ``y = intercept + coef . x`` with ``coef_j = y_half b_j / half_j`` (0 for a constant column)
-    and ``intercept = y_mid + y_half b0 - coef . mid``.
+    and ``intercept = y_mid + y_half b0 - coef . mid`` (:meth:`PublicBox.unscale`).
 
     Examples
     --------
@@ -117,12 +134,120 @@ def unscale_linear(coef_unit, intercept_unit, lower, upper, y_lower=-1.0, y_uppe
     >>> coef.tolist(), b
     ([0.4], 0.0)
     """
-    mid, half = unit_map(lower, upper)
-    y_mid, y_half = (y_upper + y_lower) / 2.0, (y_upper - y_lower) / 2.0
-    inv = np.where(half > 0, 1.0 / np.where(half > 0, half, 1.0), 0.0)
-    coef = y_half * np.asarray(coef_unit, dtype=float) * inv
-    intercept = y_mid + y_half * float(intercept_unit) - float(coef @ mid)
-    return coef, float(intercept)
+    box = PublicBox(np.asarray(lower, dtype=float), np.asarray(upper, dtype=float))
+    y_box = PublicBox(np.array([float(y_lower)]), np.array([float(y_upper)]))
+    coef, intercept = box.unscale(np.asarray(coef_unit, dtype=float)[None, :],
+                                  np.array([float(intercept_unit)]), y_box)  # fmt: skip
+    return coef[0], float(intercept[0])
+
+
+@dataclass(frozen=True)
+class PublicBox:
+    """Validated public bounds of some columns and the affine map of the box onto [-1, 1].
+
+    The one implementation of clip / scale / unscale used by
+    :class:`~dpreg.FunctionalLinearRegression`, :class:`~dpreg.ObjectivePerturbationLogistic`,
+    :class:`~dpreg.KNGQuantileRegressor` and the transformers of :mod:`dpreg.preprocessing`.
+    With ``symmetric=False`` the box ``[lower, upper]`` maps affinely onto [-1, 1]
+    (``z = (x - mid) / half``); with ``symmetric=True`` (models without an intercept) the map
+    only divides by ``max(|lower|, |upper|)``, which keeps the origin and hence a model through
+    it. ``lower == upper`` marks a constant column: it maps to 0 and gets a zero coefficient
+    (so do subnormal widths, :func:`safe_inverse`).
+
+    Build it with :meth:`validated` in ``fit`` *before* anything is spent: a bad shape, NaN or
+    inf, or ``lower > upper`` is then a ``ValueError`` that costs nothing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg._bounds import PublicBox
+    >>> box = PublicBox.validated(([0, -1], [10, 1]), 2)
+    >>> box.to_unit([[5.0, 3.0], [-2.0, 0.5]]).tolist()
+    [[0.0, 1.0], [-1.0, 0.5]]
+    >>> coef, intercept = box.unscale(np.array([[1.0, 2.0]]), np.array([0.5]))
+    >>> coef.tolist(), intercept.tolist()
+    ([[0.2, 2.0]], [-0.5])
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    symmetric: bool = False
+
+    @classmethod
+    def validated(cls, bounds, n_features, X=None, name="bounds_X", symmetric=False):
+        """Check ``bounds = (lower, upper)`` (scalars or length-``n_features`` arrays, finite,
+        ``lower <= upper``). ``bounds=None`` with data ``X`` reads them from ``X`` with a
+        :class:`~dpreg.exceptions.PrivacyLeakWarning` (not private); see ``check_bounds``."""
+        lower, upper = check_bounds(bounds, n_features, X=X, name=name)
+        return cls(lower, upper, bool(symmetric))
+
+    @property
+    def mid(self):
+        """Centre of the map (0 when ``symmetric``)."""
+        return unit_map(self.lower, self.upper, self.symmetric)[0]
+
+    @property
+    def half(self):
+        """Half-width of the map: ``x = mid + half * z``."""
+        return unit_map(self.lower, self.upper, self.symmetric)[1]
+
+    @property
+    def inv_half(self):
+        """``1 / half`` with 0 for constant (or subnormal-width) columns."""
+        return safe_inverse(self.half)
+
+    @property
+    def active(self):
+        """Columns that are not constant (``half`` above the subnormal range)."""
+        return self.half > np.finfo(float).tiny
+
+    def clip(self, X):
+        """``X`` clipped column-wise into ``[lower, upper]`` (a new float array)."""
+        return clip(X, self.lower, self.upper)
+
+    def to_unit(self, X):
+        """Clip and map onto [-1, 1] exactly (:func:`to_unit`)."""
+        return to_unit(X, self.lower, self.upper, self.symmetric)
+
+    def from_unit(self, Z):
+        """Inverse of :meth:`to_unit` on [-1, 1]."""
+        return from_unit(Z, self.lower, self.upper, self.symmetric)
+
+    def unscale(self, coef_unit, intercept_unit=None, y_box=None):
+        """Coefficients in the user's units of a linear model fitted in the unit box.
+
+        ``coef_unit`` has shape ``(k, p)`` (one row per output or class) and
+        ``intercept_unit`` shape ``(k,)``, or None for a model without intercept. If the
+        (optionally scaled, ``y_box``) target satisfies ``(y - y_mid) / y_half = b0 + b . z``
+        with ``z = (x - mid) / half``, then ``coef = (y_half b) / half`` (0 for a constant
+        column) and ``intercept = y_mid + y_half b0 - coef . mid``; without an intercept it is
+        0. Float64, post-processing only: returns ``(coef, intercept)`` of shapes ``(k, p)``
+        and ``(k,)``.
+        """
+        y_map = None if y_box is None else (y_box.mid, y_box.half)
+        return unscale_coefficients(coef_unit, intercept_unit, self.mid, self.half, y_map)
+
+
+def unscale_coefficients(coef_unit, intercept_unit, mid, half, y_map=None):
+    """:meth:`PublicBox.unscale` from the map itself: ``x = mid + half z`` and, optionally,
+    ``y = y_mid + y_half w`` (``y_map = (y_mid, y_half)``, scalars or length-k arrays).
+
+    The single implementation of the map back to the user's units (callers that kept only the
+    map, e.g. precomputed sufficient statistics, use it directly).
+    """
+    coef_unit = np.asarray(coef_unit, dtype=float)
+    k = coef_unit.shape[0]
+    y_mid, y_half = (0.0, 1.0) if y_map is None else y_map
+    y_mid = np.broadcast_to(np.asarray(y_mid, dtype=float), (k,))
+    y_half = np.broadcast_to(np.asarray(y_half, dtype=float), (k,))
+    half = np.asarray(half, dtype=float)
+    active = half > np.finfo(float).tiny
+    scaled = y_half[:, None] * coef_unit
+    coef = np.where(active, scaled / np.where(active, half, 1.0), 0.0)
+    if intercept_unit is None:
+        return coef, np.zeros(k)
+    intercept = y_mid + y_half * np.asarray(intercept_unit, dtype=float) - coef @ mid
+    return coef, intercept
 
 
 # ---------------------------------------------------------------------------------------------

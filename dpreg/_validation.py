@@ -162,21 +162,9 @@ def scale_to_unit(X, lower, upper):
     Columns with ``lower == upper`` map to 0. Clipping (never rejection) is what makes the
     sensitivity analysis of every estimator hold for arbitrary input.
     """
-    X = np.asarray(X, dtype=float)
-    lower = np.asarray(lower, dtype=float)
-    upper = np.asarray(upper, dtype=float)
-    mid = (upper + lower) / 2.0
-    half = (upper - lower) / 2.0
-    inv_half = np.where(half > 0, 1.0 / np.where(half > 0, half, 1.0), 0.0)
-    # In-place steps on one new array (np.clip and np.where copies are slow on large data).
-    Z = np.asarray(np.maximum(X, lower))
-    np.minimum(Z, upper, out=Z)
-    Z -= mid
-    Z *= inv_half
-    # round-off in (x - mid) / half can land a hair outside [-1, 1] (e.g. 1 - 1.2e-12 for
-    # bounds (16, 16.001)); sensitivity bounds assume |z| <= 1 exactly
-    np.clip(Z, -1.0, 1.0, out=Z)
-    return Z
+    from ._bounds import to_unit  # noqa: PLC0415 (one implementation; _bounds imports us)
+
+    return to_unit(X, lower, upper)
 
 
 def unit_scaling(lower, upper):
@@ -184,3 +172,38 @@ def unit_scaling(lower, upper):
     lower = np.asarray(lower, dtype=float)
     upper = np.asarray(upper, dtype=float)
     return (upper + lower) / 2.0, (upper - lower) / 2.0
+
+
+def check_unit_sample_weight(sample_weight, n_samples):
+    """Sample weights as a float array of shape ``(n_samples,)`` in [0, 1], not all zero.
+
+    The estimators that accept ``sample_weight`` derive their sensitivity for weights in
+    [0, 1] (the weight is part of the record; a weighted record's contribution lies in the hull
+    of the unweighted ones and 0), so anything else -- larger or negative weights, NaN, a wrong
+    shape, all zeros -- is a ``ValueError``, raised in ``fit`` before anything is spent. A
+    scalar applies to every row.
+
+    Examples
+    --------
+    >>> from dpreg._validation import check_unit_sample_weight
+    >>> check_unit_sample_weight([0.5, 1, 0], 3).tolist()
+    [0.5, 1.0, 0.0]
+    """
+    try:
+        w = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("sample_weight must be an array of numbers in [0, 1].") from None
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.shape != (n_samples,):
+        raise ValueError(
+            f"sample_weight must have shape ({n_samples},), got {np.shape(sample_weight)}."
+        )
+    if not np.all((w >= 0.0) & (w <= 1.0)):  # also rejects NaN
+        raise ValueError(
+            "sample_weight must lie in [0, 1] (the sensitivity is derived for that range; "
+            "rescale larger weights by a public constant)."
+        )
+    if not np.any(w > 0):
+        raise ValueError("sample_weight must not be all zero (no row would count).")
+    return w

@@ -371,8 +371,9 @@ class KNG:
         return edges, -self.scale * self.ball.norm(G), None, Uu
 
     def sample_exact(
-        self, random_state=None, max_boxes=200_000, return_info=False, jump_bound=None
-    ):
+        self, random_state=None, max_boxes=200_000, return_info=False, jump_bound=None,
+        rounding_rows=None,
+    ):  # fmt: skip
         """One exact draw from the KNG density.
 
         ``d > 1``, or any ``d`` with ``jump_bound``: adaptive rejection sampling with box
@@ -399,13 +400,17 @@ class KNG:
             b_j``). When given, the density scale is lowered just enough to pay for the float
             error of the gradient sums (:func:`dpreg._kng_grid.float_scale`), so the grid
             release is epsilon-DP as computed; without it that error is not charged.
+        rounding_rows : int, optional
+            The ``n`` charged by ``float_scale`` (default: the gradient's rows). A weighted
+            gradient, whose jumps ``fl(w_i x_ij)`` carry one more rounding each, passes
+            ``n + 1`` (``docs/kng_quantile_regression.md``, "Sample weights").
         """
         rng = check_random_state(random_state)
         scale = self.scale
         if jump_bound is not None:
             from ._kng_grid import float_scale
 
-            n = self.gradient.U.shape[0]
+            n = self.gradient.U.shape[0] if rounding_rows is None else int(rounding_rows)
             scale = float_scale(self.epsilon, self.sensitivity, self.ball, n, jump_bound)
         if self.dim == 1 and jump_bound is None and line_release_applies(self.gradient, self.ball):
             # exact segment-then-cell draw of the same grid law (dpreg._kng_line)

@@ -221,13 +221,13 @@ def _plain_margin_error(theta):
     return theta.shape[0] * _U * float(np.abs(theta).sum()) / 4.0
 
 
-def _loss_gradient_sum(theta, Z, y, fit_intercept):
-    """``sum_i (sigmoid(t_i) - y_i) [1, z_i]`` with chunked BLAS sums combined by fsum.
+def _loss_gradient_sum(theta, Z, y, fit_intercept, sample_weight=None):
+    """``sum_i w_i (sigmoid(t_i) - y_i) [1, z_i]`` with chunked BLAS sums combined by fsum.
 
     The margins use a plain BLAS product when its rounding effect is below
-    ``_PLAIN_MARGIN_ERR`` (the usual case), else Dot2.
+    ``_PLAIN_MARGIN_ERR`` (the usual case), else Dot2. ``w_i = 1`` without ``sample_weight``.
     """
-    return combine_parts(loss_gradient_parts(theta, Z, y, fit_intercept))
+    return combine_parts(loss_gradient_parts(theta, Z, y, fit_intercept, sample_weight))
 
 
 def combine_parts(parts):
@@ -237,7 +237,7 @@ def combine_parts(parts):
     return np.array([math.fsum(parts[:, j]) for j in range(parts.shape[1])])
 
 
-def loss_gradient_parts(theta, Z, y, fit_intercept):
+def loss_gradient_parts(theta, Z, y, fit_intercept, sample_weight=None):
     """The per-chunk sums behind :func:`_loss_gradient_sum`, one row per ``_CHUNK`` rows.
 
     A row block of the data (e.g. one dask block) gives its own chunk sums; stacking the
@@ -255,6 +255,8 @@ def loss_gradient_parts(theta, Z, y, fit_intercept):
         Zc = Z[start : start + _CHUNK]
         t = Zc @ w + b if plain else _margins_accurate(Zc, w, b)
         r = expit(t) - y[start : start + _CHUNK]
+        if sample_weight is not None:  # one more rounding per term (rounding_bound: weighted)
+            r *= sample_weight[start : start + _CHUNK]
         if fit_intercept:
             parts[k, 0] = r.sum()
             parts[k, 1:] = Zc.T @ r
@@ -263,7 +265,7 @@ def loss_gradient_parts(theta, Z, y, fit_intercept):
     return parts
 
 
-def _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V, loss=None):
+def _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V, loss=None, sw=None):
     """Accurate mean-form gradient of the smooth part f of J.
 
     ``loss``: the loss sum :func:`_loss_gradient_sum` if the caller already has it (the dask
@@ -283,12 +285,12 @@ def _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V, loss=None):
     s1, f1 = _two_sum(p1, np.asarray(V, dtype=float))
     s2, f2 = _two_sum(s1, p2)
     if loss is None:
-        loss = _loss_gradient_sum(theta, Z, y, fit_intercept)
+        loss = _loss_gradient_sum(theta, Z, y, fit_intercept, sw)
     total = [math.fsum(t) for t in zip(loss, s2, e1, e2, f1, f2)]
     return np.asarray(total) / n
 
 
-def rounding_bound(theta, n, gamma, V, alpha_l2, fit_intercept):
+def rounding_bound(theta, n, gamma, V, alpha_l2, fit_intercept, weighted=False):
     """A posteriori bound on the l2 rounding error of :func:`minimal_subgradient`.
 
     Per coordinate of the mean-form gradient: ``(_CHUNK + 16) u`` for the loss part (its
@@ -299,6 +301,9 @@ def rounding_bound(theta, n, gamma, V, alpha_l2, fit_intercept):
     term (error-free transformations leave only the second-order error of Dekker's product
     with the splitting) and ``2 u`` times the result for the final sum and division; plus
     :func:`_plain_margin_error` when the margins were computed by a plain dot product.
+    ``weighted``: each loss term ``fl(w_i fl(sigmoid(t_i) - y_i))`` has one more relative
+    rounding (``w_i`` in [0, 1], so the term stays at most 1), i.e. at most ``u`` more per
+    coordinate of the mean-form gradient: one more ``u`` is charged.
     """
     dim = theta.shape[0]
     ridge = np.full(dim, float(alpha_l2))
@@ -307,7 +312,8 @@ def rounding_bound(theta, n, gamma, V, alpha_l2, fit_intercept):
     pen_err = 8.0 * _U * _U * (gamma * np.abs(theta) + np.abs(V) + ridge * np.abs(theta)) / n
     margin_err = _plain_margin_error(theta)
     margin_err = margin_err if margin_err <= _PLAIN_MARGIN_ERR else 0.0  # Dot2: in the chunk term
-    return float(math.sqrt(dim) * ((_CHUNK + 18) * _U + margin_err) + np.linalg.norm(pen_err))
+    chunk_ulps = _CHUNK + 18 + (1 if weighted else 0)
+    return float(math.sqrt(dim) * (chunk_ulps * _U + margin_err) + np.linalg.norm(pen_err))
 
 
 def _l1_weights(dim, fit_intercept, l1):
@@ -317,22 +323,23 @@ def _l1_weights(dim, fit_intercept, l1):
     return c
 
 
-def minimal_subgradient(theta, Z, y, fit_intercept, alpha_l2, l1, gamma, V, loss=None):
+def minimal_subgradient(theta, Z, y, fit_intercept, alpha_l2, l1, gamma, V, loss=None, sw=None):
     """Minimal-norm subgradient of the mean-form ``J = f + (l1/n)|w|_1`` at ``theta``.
 
     ``l1`` is the coefficient of ``|w|_1`` in the *sum* form (``alpha * l1_ratio``). Returns
     ``(s, rounding_error_bound, g)`` with g the gradient of f. For ``l1 == 0``, ``s = g``.
-    ``loss`` as in :func:`_smooth_gradient`.
+    ``loss`` as in :func:`_smooth_gradient`; ``sw``: sample weights in [0, 1] or None.
     """
     n = Z.shape[0]
-    g = _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V, loss)
+    g = _smooth_gradient(theta, Z, y, fit_intercept, alpha_l2, gamma, V, loss, sw)
     if l1 > 0:
         c = _l1_weights(theta.shape[0], fit_intercept, l1) / n
         at_zero = theta == 0.0
         s = np.where(at_zero, np.sign(g) * np.maximum(np.abs(g) - c, 0.0), g + c * np.sign(theta))
     else:
         s = g
-    return s, rounding_bound(theta, n, gamma, V, alpha_l2, fit_intercept), g
+    err = rounding_bound(theta, n, gamma, V, alpha_l2, fit_intercept, sw is not None)
+    return s, err, g
 
 
 def is_certified(s, err, tol):
@@ -381,29 +388,33 @@ def _prox_newton_direction(theta, g, H, c):
 class BinaryProblem:
     """The binary perturbed objective of :mod:`._logistic_core` as seen by :func:`certify`."""
 
-    def __init__(self, Z, y, fit_intercept, alpha_l2, l1, gamma, V):
+    def __init__(self, Z, y, fit_intercept, alpha_l2, l1, gamma, V, sample_weight=None):
         self.args = (Z, y, fit_intercept, alpha_l2, gamma, V)
+        self.sw = sample_weight
         self.l1 = float(l1)
         self.c = _l1_weights(len(V), fit_intercept, l1) / Z.shape[0]
 
     def measure(self, theta):
         Z, y, fit_intercept, alpha_l2, gamma, V = self.args
-        return minimal_subgradient(theta, Z, y, fit_intercept, alpha_l2, self.l1, gamma, V)
+        return minimal_subgradient(
+            theta, Z, y, fit_intercept, alpha_l2, self.l1, gamma, V, sw=self.sw
+        )
 
     def value(self, theta):
-        return objective(theta, *self.args)[0] + float(self.c @ np.abs(theta))
+        f = objective(theta, *self.args, sample_weight=self.sw)[0]
+        return f + float(self.c @ np.abs(theta))
 
     def gradient(self, theta):
-        return objective(theta, *self.args)[1]
+        return objective(theta, *self.args, sample_weight=self.sw)[1]
 
     def hessian(self, theta):
         Z, _, fit_intercept, alpha_l2, gamma, _ = self.args
-        return hessian(theta, Z, fit_intercept, alpha_l2, gamma)
+        return hessian(theta, Z, fit_intercept, alpha_l2, gamma, sample_weight=self.sw)
 
 
-def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L):
+def certify(theta0, Z, y, fit_intercept, alpha_l2, l1, gamma, V, tol, L, sample_weight=None):
     """:func:`certify_problem` for the binary objective; returns ``(theta, steps)``."""
-    problem = BinaryProblem(Z, y, fit_intercept, alpha_l2, l1, gamma, V)
+    problem = BinaryProblem(Z, y, fit_intercept, alpha_l2, l1, gamma, V, sample_weight)
     return certify_problem(theta0, problem, tol, L)
 
 

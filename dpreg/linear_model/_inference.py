@@ -84,15 +84,16 @@ def release_yty(w_squared_sum, epsilon, rng, n=None):
 
 def _to_user_units(beta, ns):
     """Map scaled coefficients (rows of ``beta``) to ``[intercept, coef...]`` (linear map)."""
-    from .functional import _inverse  # noqa: PLC0415  (avoid a circular import)
+    from .._bounds import unscale_coefficients  # noqa: PLC0415
 
     beta = np.atleast_2d(beta)
     fi = ns.layout.fit_intercept
     o = 1 if fi else 0
-    coef = ns.y_scale * beta[:, o:] * _inverse(ns.x_scale)
+    coef, intercept = unscale_coefficients(
+        beta[:, o:], beta[:, 0] if fi else None, ns.x_offset, ns.x_scale, (ns.y_offset, ns.y_scale)
+    )
     if not fi:
         return coef
-    intercept = ns.y_offset + ns.y_scale * beta[:, 0] - coef @ ns.x_offset
     return np.column_stack([intercept, coef])
 
 

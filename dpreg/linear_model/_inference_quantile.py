@@ -148,6 +148,11 @@ def _fitted(estimator):
     from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415
 
     check_is_fitted(estimator, "kng_release_")
+    if getattr(estimator, "sample_weighted_", False):  # checked before anything is spent
+        raise NotImplementedError(
+            "release_curvature/conf_int are derived for unweighted fits only; this model was "
+            "fitted with sample_weight."
+        )
     rel = estimator.kng_release_
     if rel.ball is None:
         raise ValueError("the model has no parameter: there is nothing to make intervals for.")

@@ -155,13 +155,15 @@ def _margins(theta, Z, fit_intercept):
     return Z @ theta
 
 
-def objective(theta, Z, y, fit_intercept, alpha_l2, gamma, V, n=None):
+def objective(theta, Z, y, fit_intercept, alpha_l2, gamma, V, n=None, sample_weight=None):
     """Value and gradient of the smooth perturbed objective ``J`` (mean form).
 
     ``theta`` is ``[intercept, w]`` when ``fit_intercept`` else ``w``; ``alpha_l2`` is the
     coefficient of ``|w|_2^2 / 2`` in ``r``. ``n`` (default ``len(Z)``) divides the penalty
     and noise terms; passing the full n with a subsample ``Z`` gives the subsample surrogate
-    used to warm-start the solver.
+    used to warm-start the solver. ``sample_weight`` (weights in [0, 1], or None) multiplies
+    each example's loss: ``(1/n) sum_i w_i l_i`` (``docs/objective_perturbation.md``,
+    "Sample weights").
 
     The loss is evaluated stably as ``max(t, 0) + log1p(exp(-|t|)) - y t`` and the sigmoid is
     recovered from the same ``exp(-|t|)`` (one exponential per example).
@@ -173,11 +175,16 @@ def objective(theta, Z, y, fit_intercept, alpha_l2, gamma, V, n=None):
     e = np.abs(t)
     np.negative(e, out=e)
     np.exp(e, out=e)  # e = exp(-|t|) in (0, 1]
-    loss = np.log1p(e).sum() + np.maximum(t, 0.0).sum() - y @ t
+    if sample_weight is None:
+        loss = np.log1p(e).sum() + np.maximum(t, 0.0).sum() - y @ t
+    else:
+        loss = sample_weight @ (np.log1p(e) + np.maximum(t, 0.0) - y * t)
     np.add(e, 1.0, out=e)
     np.reciprocal(e, out=e)  # e = sigmoid(|t|)
     s = np.where(t >= 0, e, 1.0 - e)  # sigmoid(t)
     s -= y
+    if sample_weight is not None:
+        s *= sample_weight
     g_w = Z.T @ s
     penalty = 0.5 * alpha_l2 * (w @ w) + 0.5 * gamma * (theta @ theta) + V @ theta
     grad = (gamma * theta + V) / n
@@ -189,12 +196,14 @@ def objective(theta, Z, y, fit_intercept, alpha_l2, gamma, V, n=None):
     return loss / n_rows + penalty / n, grad
 
 
-def hessian(theta, Z, fit_intercept, alpha_l2, gamma, n=None):
+def hessian(theta, Z, fit_intercept, alpha_l2, gamma, n=None, sample_weight=None):
     """Hessian of the smooth perturbed objective (same conventions as :func:`objective`)."""
     n_rows = Z.shape[0]
     n = n_rows if n is None else n
     s = expit(_margins(theta, Z, fit_intercept))
     wts = s * (1.0 - s) / n_rows
+    if sample_weight is not None:
+        wts *= sample_weight
     Zw = Z * wts[:, None]
     H_ww = Z.T @ Zw + (alpha_l2 / n) * np.eye(Z.shape[1])
     if fit_intercept:
@@ -222,9 +231,9 @@ def _lbfgs(fun, x0, args, max_iter, gtol):
 class _Preconditioned:
     """``J(theta0 + M u)`` and its gradient ``M^T grad J``, remembering the last evaluation."""
 
-    def __init__(self, theta0, M, Z, y, fit_intercept, alpha_l2, gamma, V):
+    def __init__(self, theta0, M, Z, y, fit_intercept, alpha_l2, gamma, V, sample_weight=None):
         self.theta0, self.M = theta0, M
-        self.args = (Z, y, fit_intercept, alpha_l2, gamma, V)
+        self.args = (Z, y, fit_intercept, alpha_l2, gamma, V, None, sample_weight)
         self._last = None
 
     def theta(self, u):
@@ -246,7 +255,10 @@ class _Preconditioned:
         return f, g_u
 
 
-def solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e-8, n_sub=20000):
+def solve_lbfgs(
+    Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e-8, n_sub=20000,
+    sample_weight=None,
+):  # fmt: skip
     """See :func:`_solve_lbfgs`; runs with single-threaded BLAS.
 
     scipy's L-BFGS-B calls BLAS on tiny (m x maxcor) matrices at every iteration, and a
@@ -255,10 +267,15 @@ def solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e-
     n = 2e5 and 1e6 (m = 10) on a 2-core machine, one thread made the whole fit 2-4x faster.
     """
     with threadpool_limits(limits=1, user_api="blas"):
-        return _solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter, gtol, n_sub)
+        return _solve_lbfgs(
+            Z, y, fit_intercept, alpha_l2, gamma, V, max_iter, gtol, n_sub, sample_weight
+        )
 
 
-def _solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e-8, n_sub=20000):
+def _solve_lbfgs(
+    Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e-8, n_sub=20000,
+    sample_weight=None,
+):  # fmt: skip
     """Minimise ``J`` with scipy's L-BFGS-B and the analytic gradient.
 
     To make L-BFGS fast *and* accurate on large n it runs in two stages. (1) L-BFGS on the
@@ -279,7 +296,8 @@ def _solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e
     dim = Z.shape[1] + int(fit_intercept)
     step = max(1, n // n_sub)
     Zs, ys = Z[::step], y[::step]
-    args = (Zs, ys, fit_intercept, alpha_l2, gamma, V, n)
+    ws = None if sample_weight is None else sample_weight[::step]
+    args = (Zs, ys, fit_intercept, alpha_l2, gamma, V, n, ws)
     # The surrogate only needs statistical accuracy (its error is O(n_sub^{-1/2}) anyway);
     # when it *is* the full data (small n) it is solved to the final tolerance at once.
     res_s = _lbfgs(objective, np.zeros(dim), args, max_iter, gtol if step == 1 else max(gtol, 1e-6))
@@ -287,20 +305,21 @@ def _solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e
     if step == 1 and np.max(np.abs(res_s.jac)) <= gtol:
         return theta_s, max(1, int(res_s.nit)), float(np.max(np.abs(res_s.jac)))
     try:
-        L = np.linalg.cholesky(hessian(theta_s, Zs, fit_intercept, alpha_l2, gamma, n))
+        L = np.linalg.cholesky(hessian(theta_s, Zs, fit_intercept, alpha_l2, gamma, n, ws))
         L_inv_T = np.linalg.inv(L).T
         if not np.all(np.isfinite(L_inv_T)):
             raise np.linalg.LinAlgError
     except np.linalg.LinAlgError:
         L, L_inv_T = np.eye(dim), np.eye(dim)
-    fun = _Preconditioned(theta_s, L_inv_T, Z, y, fit_intercept, alpha_l2, gamma, V)
+    sw = sample_weight
+    fun = _Preconditioned(theta_s, L_inv_T, Z, y, fit_intercept, alpha_l2, gamma, V, sw)
     u0 = np.zeros(dim)
     f0, g0, g0_theta = fun(u0)
     c = float(np.linalg.norm(g0))
     n_iter = 0
     u = u0
     if np.max(np.abs(g0_theta)) > gtol and c > 0:
-        fun = _Preconditioned(theta_s, c * L_inv_T, Z, y, fit_intercept, alpha_l2, gamma, V)
+        fun = _Preconditioned(theta_s, c * L_inv_T, Z, y, fit_intercept, alpha_l2, gamma, V, sw)
         fun._last = (u0.copy(), (f0, c * g0, g0_theta))
         # grad_theta = L grad_u / c, so this tolerance on grad_u keeps |grad_theta|_inf <= gtol.
         gtol_u = gtol * c / max(float(np.abs(L).sum(axis=1).max()), 1e-300)
@@ -311,7 +330,7 @@ def _solve_lbfgs(Z, y, fit_intercept, alpha_l2, gamma, V, max_iter=1000, gtol=1e
     return theta, max(1, int(res_s.nit) + n_iter), float(np.max(np.abs(grad)))
 
 
-def solve_cvxpy(Z, y, fit_intercept, alpha, l1_ratio, gamma, V):
+def solve_cvxpy(Z, y, fit_intercept, alpha, l1_ratio, gamma, V, sample_weight=None):
     """Minimise ``J`` (with the full elastic-net ``r``) as an exponential-cone program.
 
     The program is stated in the sum form ``n J`` (same minimiser, better scaled for the
@@ -331,7 +350,11 @@ def solve_cvxpy(Z, y, fit_intercept, alpha, l1_ratio, gamma, V):
     else:
         w = theta
         t = Z @ w
-    expr = cp.sum(cp.logistic(t)) - (y @ Z) @ w
+    if sample_weight is None:
+        expr = cp.sum(cp.logistic(t)) - (y @ Z) @ w
+    else:  # sum_i w_i l_i (weights in [0, 1])
+        expr = cp.sum(cp.multiply(sample_weight, cp.logistic(t))) - ((sample_weight * y) @ Z) @ w
+        y = sample_weight * y  # only y.sum() is used below
     if fit_intercept:
         expr = expr - y.sum() * b
     # gamma/2 |theta|^2 and the ridge part of r as one weighted sum of squares

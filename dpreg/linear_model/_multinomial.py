@@ -191,8 +191,9 @@ class SoftmaxProblem:
 
     l1 = 0.0
 
-    def __init__(self, Z1, Y, fit_intercept, alpha_l2, gamma, V):
+    def __init__(self, Z1, Y, fit_intercept, alpha_l2, gamma, V, sample_weight=None):
         self.Z1, self.Y = Z1, Y
+        self.sw = sample_weight  # weights in [0, 1] multiply each example's loss, or None
         self.n, self.dim = Z1.shape
         self.K = Y.shape[1]
         self.ridge = _ridge_vector(self.K, self.dim, fit_intercept, alpha_l2)
@@ -205,8 +206,13 @@ class SoftmaxProblem:
     def value_and_gradient(self, theta):
         T = self.Z1 @ theta.reshape(self.K, self.dim).T  # (n, K) margins
         lse = logsumexp(T, axis=1)
-        loss = (lse.sum() - np.sum(T * self.Y)) / self.n
+        if self.sw is None:
+            loss = (lse.sum() - np.sum(T * self.Y)) / self.n
+        else:
+            loss = self.sw @ (lse - np.sum(T * self.Y, axis=1)) / self.n
         R = np.exp(T - lse[:, None]) - self.Y
+        if self.sw is not None:
+            R *= self.sw[:, None]
         grad = (R.T @ self.Z1).ravel() / self.n
         grad += (self.gamma * theta + self.ridge * theta + self.V) / self.n
         return loss + (self._penalty(theta) + self.V @ theta) / self.n, grad
@@ -224,6 +230,8 @@ class SoftmaxProblem:
         for k in range(K):
             for j in range(k, K):
                 w = P[:, k] * ((k == j) - P[:, j]) / self.n
+                if self.sw is not None:
+                    w *= self.sw
                 block = self.Z1.T @ (self.Z1 * w[:, None])
                 H[k * dim : (k + 1) * dim, j * dim : (j + 1) * dim] = block
                 H[j * dim : (j + 1) * dim, k * dim : (k + 1) * dim] = block.T
@@ -250,6 +258,8 @@ class SoftmaxProblem:
             else:
                 T = np.column_stack([_margins_accurate(Zc, Th[k], 0.0) for k in range(K)])
             R = softmax(T, axis=1) - self.Y[start : start + _CHUNK]
+            if self.sw is not None:  # one more rounding per term: + u below
+                R *= self.sw[start : start + _CHUNK, None]
             parts[c] = (R.T @ Zc).ravel()
         loss = [math.fsum(parts[:, j]) for j in range(K * dim)]
         p1, e1 = _two_product(np.full_like(theta, self.gamma), theta)
@@ -258,7 +268,8 @@ class SoftmaxProblem:
         s2, f2 = _two_sum(s1, p2)
         g = np.array([math.fsum(t) for t in zip(loss, s2, e1, e2, f1, f2)]) / n
         pen_err = 8.0 * _U * _U * ((self.gamma + self.ridge) * np.abs(theta) + np.abs(self.V))
-        per_coord = (_CHUNK + K + 22) * _U + (margin_err if plain else 0.0)
+        ulps = _CHUNK + K + 22 + (0 if self.sw is None else 1)
+        per_coord = ulps * _U + (margin_err if plain else 0.0)
         err = math.sqrt(K * dim) * per_coord + float(np.linalg.norm(pen_err)) / n
         return g, err, g
 

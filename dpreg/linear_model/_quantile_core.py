@@ -3,7 +3,7 @@
 Parameterisation
 ----------------
 Features are clipped into ``bounds_X`` and mapped affinely onto ``z in [-1, 1]^p``
-(:func:`dpreg._validation.scale_to_unit`); the response ``y`` is used as it is. The model is
+(:class:`dpreg._bounds.PublicBox`); the response ``y`` is used as it is. The model is
 ``Q_tau(y | z) = theta_0 + sum_k theta_k z_k`` (``theta_0`` only with ``fit_intercept``), so every
 parameter is in units of ``y``. The design row is ``w = (1, z)`` (or ``z``).
 
@@ -40,6 +40,20 @@ For ``linf`` this is ``2 m`` (``1`` for the intercept alone), for ``l1`` ``max(2
 and for ``l2`` ``max(2 m sqrt(p), sqrt(p + 1))``, each no larger than the generic
 ``2 m C_X`` with ``C_X = max ||(1, z)||_K``. (The paper prints ``2 (1 - tau) C_X``, which is too
 small when ``tau > 1/2``.) Other norm balls are handled by enumerating the cube's vertices.
+
+Sample weights
+--------------
+With weights ``omega_i in [0, 1]`` (part of the record) record i contributes
+``omega_i a_i w_i`` and a replacement changes g by ``omega a w - omega' a' w'``. This is
+bilinear in ``(omega, omega')``, so it is a convex combination of its values at the four
+corners of ``[0, 1]^2``: ``a w - a' w'`` (norm at most Delta, above), ``a w``, ``-a' w'`` and
+0. The single terms are covered too: keeping the row and flipping the side of its response
+(``a' != a``, same ``w``) is an unweighted neighbour with difference ``+-w``, so
+``||w||_K <= Delta`` for every admissible row (with or without intercept, any sub-box) and
+``||a w||_K <= m ||w||_K <= Delta``. A norm is convex, so ``||omega a w - omega' a' w'||_K <=
+Delta``: the weighted sensitivity equals the unweighted one (checked adversarially in
+``tests/linear_model/test_weights_kng.py``). The KNG density has no Jacobian term, so nothing
+else changes.
 """
 
 from __future__ import annotations
@@ -48,7 +62,7 @@ import itertools
 
 import numpy as np
 
-from .._validation import scale_to_unit
+from .._bounds import PublicBox
 from ..kng import StepGradient
 from ..noise.balls import LpBall, make_ball
 
@@ -79,14 +93,9 @@ def scale_features(X, lower, upper, fit_intercept):
     through the origin. Returns ``(Z, mid, half)`` with ``x = mid + half * z`` on the box;
     columns with ``half == 0`` are constant and map to 0.
     """
-    lower = np.asarray(lower, dtype=float)
-    upper = np.asarray(upper, dtype=float)
-    if fit_intercept:
-        mid, half = (upper + lower) / 2.0, (upper - lower) / 2.0
-        return scale_to_unit(X, lower, upper), mid, half
-    half = np.maximum(np.abs(lower), np.abs(upper))
-    Z = np.clip(np.asarray(X, dtype=float), lower, upper) / np.where(half > 0, half, 1.0)
-    return np.clip(Z, -1.0, 1.0), np.zeros_like(half), half
+    box = PublicBox(np.asarray(lower, dtype=float), np.asarray(upper, dtype=float),
+                    symmetric=not fit_intercept)  # fmt: skip
+    return box.to_unit(X), box.mid, box.half
 
 
 def design(Z, fit_intercept):
@@ -97,13 +106,18 @@ def design(Z, fit_intercept):
     return Z
 
 
-def quantile_gradient(W, y, tau):
+def quantile_gradient(W, y, tau, sample_weight=None):
     """The check-loss gradient ``sum_i w_i (1{w_i^T theta >= y_i} - tau)`` as a StepGradient.
 
-    (``1{y_i <= w_i^T theta}``: ties have probability zero under the KNG density.)
+    (``1{y_i <= w_i^T theta}``: ties have probability zero under the KNG density.) With
+    ``sample_weight`` ``omega`` (in [0, 1]) record i's jumps are ``omega_i w_i`` (the crossing
+    hyperplanes are unchanged): ``sum_i omega_i w_i (1{...} - tau)``.
     """
     W = np.asarray(W, dtype=float)
-    return StepGradient(W, np.asarray(y, dtype=float), offset=-tau * W.sum(axis=0))
+    if sample_weight is None:
+        return StepGradient(W, np.asarray(y, dtype=float), offset=-tau * W.sum(axis=0))
+    V = W * np.asarray(sample_weight, dtype=float)[:, None]
+    return StepGradient(W, np.asarray(y, dtype=float), V=V, offset=-tau * V.sum(axis=0))
 
 
 def quantile_sensitivity(tau, n_features, norm="linf", fit_intercept=True, feature_box=None):

@@ -59,17 +59,20 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._bounds import (
     DEFAULT_BOUNDS_SHARE,
+    PublicBox,
     bounds_epsilon,
     check_bounds_param,
     check_fit_share,
     fit_bounds,
+    safe_inverse,
+    unscale_coefficients,
 )
 from .._validation import (
-    check_bounds,
     check_delta,
     check_epsilon,
     check_norm,
     check_random_state,
+    check_unit_sample_weight,
 )
 from ..accounting import check_accountant
 from . import _inference
@@ -133,18 +136,13 @@ class SufficientStatistics:
 
 
 def _scaling(bounds, n_features, data, name, fit_intercept):
-    lower, upper = check_bounds(bounds, n_features, X=data, name=name)
-    if fit_intercept:
-        offset, scale = (upper + lower) / 2.0, (upper - lower) / 2.0
-    else:
-        offset, scale = np.zeros(n_features), np.maximum(np.abs(lower), np.abs(upper))
-    return lower, upper, offset, scale
+    # the public box and its unit map (dpreg._bounds.PublicBox; symmetric without intercept)
+    box = PublicBox.validated(bounds, n_features, X=data, name=name, symmetric=not fit_intercept)
+    return box.lower, box.upper, box.mid, box.half
 
 
 def _inverse(scale):
-    # A subnormal half-width is a constant feature for our purposes: 1/scale would overflow to
-    # inf and turn the Gram matrix into NaN (found by the long fuzz run).
-    return np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > np.finfo(float).tiny)
+    return safe_inverse(scale)  # subnormal half-widths are constant features (fuzz finding)
 
 
 def sufficient_statistics(
@@ -867,24 +865,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("sample_weight needs numpy input (not dask arrays).")
         if float(self.inference_share) > 0:
             raise ValueError("sample_weight is not supported with inference_share > 0.")
-        try:
-            w = np.asarray(sample_weight, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError("sample_weight must be an array of numbers in [0, 1].") from None
-        if w.ndim == 0:
-            w = np.full(X.shape[0], float(w))
-        if w.shape != (X.shape[0],):
-            raise ValueError(
-                f"sample_weight must have shape ({X.shape[0]},), got {np.shape(sample_weight)}."
-            )
-        if not np.all((w >= 0.0) & (w <= 1.0)):  # also rejects NaN
-            raise ValueError(
-                "sample_weight must lie in [0, 1] (the sensitivity is derived for that range; "
-                "rescale larger weights by a public constant)."
-            )
-        if not np.any(w > 0):
-            raise ValueError("sample_weight must not be all zero (no row would count).")
-        return w
+        return check_unit_sample_weight(sample_weight, X.shape[0])
 
     def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None):
         layout = stats.layout
@@ -949,14 +930,14 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         o = 1 if stats.fit_intercept else 0
         k = stats.n_outputs
         beta = np.asarray(beta, dtype=float).reshape(-1, k)
-        inv = _inverse(stats.x_scale)
-        y_scale = np.asarray(stats.y_scale, dtype=float).reshape(k)
-        y_offset = np.asarray(stats.y_offset, dtype=float).reshape(k)
-        coef = y_scale[:, None] * beta[o:].T * inv[None, :]  # (k, p)
-        if stats.fit_intercept:
-            intercept = y_offset + y_scale * beta[0] - coef @ stats.x_offset
-        else:
-            intercept = np.zeros(k)
+        y_map = (
+            np.asarray(stats.y_offset, dtype=float).reshape(k),
+            np.asarray(stats.y_scale, dtype=float).reshape(k),
+        )
+        coef, intercept = unscale_coefficients(  # (k, p), (k,)
+            beta[o:].T, beta[0] if stats.fit_intercept else None, stats.x_offset,
+            stats.x_scale, y_map,
+        )  # fmt: skip
         if not np.all(np.isfinite(coef)) or not np.all(np.isfinite(intercept)):
             warnings.warn(
                 "Non-finite coefficients after post-processing; set to 0.", RuntimeWarning

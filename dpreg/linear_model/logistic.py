@@ -81,7 +81,7 @@ floating-point margin and budget split: :mod:`dpreg.linear_model._certify` and
 Where each assumption is enforced
 ---------------------------------
 * rows in [-1, 1]^m (bounded gradient and Hessian): data are clipped into ``bounds_X`` and
-  scaled (``dpreg._validation.scale_to_unit``); the intercept column is exactly 1;
+  scaled (``dpreg._bounds.PublicBox``); the intercept column is exactly 1;
 * labels in {0, 1}: mapped from the public ``classes``, never taken from the user as
   numbers; a label outside ``classes`` is rejected by a ValueError during input validation,
   before anything is spent (like NaN: the guarantee is stated for data sets whose labels lie
@@ -112,6 +112,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._bounds import (
     AUTO_MAX_SHARE,
     DEFAULT_BOUNDS_SHARE,
+    PublicBox,
     check_bounds_param,
     check_fit_share,
     fit_bounds,
@@ -121,7 +122,7 @@ from .._validation import (
     check_epsilon,
     check_norm,
     check_random_state,
-    scale_to_unit,
+    check_unit_sample_weight,
 )
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
@@ -305,6 +306,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         L-BFGS (or cvxpy) iterations plus certification steps.
     multi_class_ : {"binary", "ovr", "multinomial"}
         The model fitted.
+    sample_weighted_ : bool
+        Whether ``fit`` got ``sample_weight`` (then ``release_hessian``/``conf_int`` refuse).
     bounds_ : tuple of ndarray
         The (lower, upper) bounds used.
     amp_epsilon_ : float
@@ -579,36 +582,40 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         lower, upper = check_bounds(bounds_X, X.shape[1], X=extents, name="bounds_X")
         return X, y, classes, lower, upper
 
+    def _box(self, lower, upper):
+        """The public box (dpreg._bounds.PublicBox; symmetric map without intercept)."""
+        return PublicBox(lower, upper, symmetric=not self.fit_intercept)
+
     def _scale(self, X, lower, upper):
         """Clip into the bounds and map onto [-1, 1] (symmetric map without intercept)."""
-        if self.fit_intercept:
-            return scale_to_unit(X, lower, upper)
-        c = np.maximum(np.abs(lower), np.abs(upper))
-        return scale_to_unit(np.clip(X, lower, upper), -c, c)
+        return self._box(lower, upper).to_unit(X)
 
     def _unscale(self, theta, lower, upper, dtype=np.float64):
         """Map scaled-space parameters to (coef, intercept) on the original feature scale,
         computed in float64 and then cast to ``dtype`` (X's floating dtype)."""
+        box = self._box(lower, upper)
         if self.fit_intercept:
-            mid, half = (upper + lower) / 2.0, (upper - lower) / 2.0
-            b, w = theta[:, 0], theta[:, 1:]
+            coef, intercept = box.unscale(theta[:, 1:], theta[:, 0])
         else:
-            half = np.maximum(np.abs(lower), np.abs(upper))
-            mid = np.zeros_like(half)
-            b, w = np.zeros(theta.shape[0]), theta
-        safe = np.where(half > 0, half, 1.0)
-        coef = np.where(half > 0, w / safe, 0.0)
-        intercept = b - coef @ mid
+            coef, intercept = box.unscale(theta)
         return coef.astype(dtype), intercept.astype(dtype)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the private model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Public-range weights in [0, 1] (numpy input). The weight is part of the record:
+            example i contributes ``w_i`` times its loss to the (mean-form, divided by the
+            public n) objective, so one record's gradient is ``w_i`` times an unweighted one
+            and its Hessian ``w_i`` times a rank-one term bounded by ``m/4``; the sensitivity,
+            gamma and the certificate are unchanged (``docs/objective_perturbation.md``,
+            "Sample weights"). Weights outside [0, 1], NaN, all zero or a wrong shape raise a
+            ``ValueError`` before anything is spent.
 
         Returns
         -------
@@ -621,6 +628,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         if dask_input:  # one validation pass before the spend (dpreg.linear_model._dask_logistic)
             if isinstance(bounds_X, str):
                 raise ValueError("'private' bounds need numpy input (not dask arrays).")
+            if sample_weight is not None:
+                raise ValueError("sample_weight needs numpy input (not dask arrays).")
             X, y, classes, lower, upper = self._prepare_dask(X, y, public_classes, bounds_X)
             y_idx = _dask_logistic.label_index(y, classes)
             private = False
@@ -633,6 +642,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             X = X.astype(np.float64, copy=False)
             check_classification_targets(y)
             classes, y_idx = self._encode_labels(y, public_classes)
+            if sample_weight is not None:
+                sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
             private = check_bounds_param(bounds_X, X.shape[1], "bounds_X")
             if not private:
                 lower, upper = check_bounds(bounds_X, X.shape[1], X=X, name="bounds_X")
@@ -646,13 +657,14 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             )
         accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
         rng = check_random_state(self.random_state)  # one stream for the bounds and the model
+        self.sample_weighted_ = sample_weight is not None  # the caller's (public) choice
         if private:  # bounds_share of epsilon on the bounds, the rest on the model
             ((lower, upper),), epsilon = fit_bounds(
                 [X], [bounds_X], epsilon, self.bounds_share, rng, ("bounds_X",)
             )
         if multinomial:
             return self._fit_multinomial(
-                X, y_idx, classes, epsilon, norm, (lower, upper), out_dtype, rng
+                X, y_idx, classes, epsilon, norm, (lower, upper), out_dtype, rng, sample_weight
             )
         # Everything below up to the loop is a function of public quantities only.
         dim = n_features + int(self.fit_intercept)
@@ -701,15 +713,19 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 steps = 0
             elif self.solver == "lbfgs":
                 theta0, it, _ = solve_lbfgs(
-                    Z, yk, self.fit_intercept, ridge, gamma, V, max_iter=self.max_iter
-                )
+                    Z, yk, self.fit_intercept, ridge, gamma, V, max_iter=self.max_iter,
+                    sample_weight=sample_weight,
+                )  # fmt: skip
             else:
-                theta0, it, _ = solve_cvxpy(Z, yk, self.fit_intercept, alpha, l1_ratio, gamma, V)
+                theta0, it, _ = solve_cvxpy(
+                    Z, yk, self.fit_intercept, alpha, l1_ratio, gamma, V, sample_weight
+                )
                 if theta0 is None:
                     theta0 = np.zeros(dim)
             if not dask_input:
+                weights = () if sample_weight is None else (sample_weight,)
                 theta_hat, steps = certify(
-                    theta0, Z, yk, self.fit_intercept, ridge, l1, gamma, V, plan.tol, lip
+                    theta0, Z, yk, self.fit_intercept, ridge, l1, gamma, V, plan.tol, lip, *weights
                 )
             W = KNormMechanism("l2", dim, plan.sensitivity, plan.epsilon, random_state=rng)
             # exact grid release of theta_hat + W (floating-point safe: docs/floating_point.md)
@@ -734,7 +750,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.multi_class_ = "ovr" if n_problems > 1 else "binary"
         return self
 
-    def _fit_multinomial(self, X, y_idx, classes, epsilon, norm, bounds, out_dtype, rng):
+    def _fit_multinomial(
+        self, X, y_idx, classes, epsilon, norm, bounds, out_dtype, rng, sample_weight=None
+    ):
         """One softmax problem with the full epsilon (see :mod:`._multinomial`)."""
         lower, upper = bounds
         n_samples, n_features = X.shape
@@ -768,7 +786,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             V = rows_perturbation(K, dim, sensitivity, eps_op * q, rng)
         else:
             V = _perturbation(norm, K * dim, sensitivity, eps_op * q, rng)
-        problem = SoftmaxProblem(Z1, Y, self.fit_intercept, ridge, gamma, V)
+        problem = SoftmaxProblem(Z1, Y, self.fit_intercept, ridge, gamma, V, sample_weight)
         theta0, it = solve_softmax_lbfgs(problem, self.max_iter)
         theta_hat, steps = certify_problem(theta0, problem, plan.tol, lip)
         W = KNormMechanism("l2", K * dim, plan.sensitivity, plan.epsilon, random_state=rng)
@@ -834,6 +852,11 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         """
         from ._inference_logistic import release_hessian  # noqa: PLC0415
 
+        if getattr(self, "sample_weighted_", False):  # checked before anything is spent
+            raise NotImplementedError(
+                "release_hessian/conf_int are derived for unweighted fits only; this model "
+                "was fitted with sample_weight."
+            )
         return release_hessian(self, X, y, epsilon, accountant, random_state)
 
     def conf_int(self, alpha=0.05, n_boot=1000):

@@ -14,12 +14,14 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._bounds import unscale_coefficients
 from .._kng_grid import round_to_grid
 from .._validation import (
     check_bounds,
     check_epsilon,
     check_norm,
     check_random_state,
+    check_unit_sample_weight,
 )
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
@@ -165,6 +167,8 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     kng_release_ : KNGRelease
         Public facts of the release that :meth:`conf_int` uses (the draw in scaled units, the
         scaling, the noise law); no data.
+    sample_weighted_ : bool
+        Whether ``fit`` got ``sample_weight``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -307,13 +311,19 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             )
         return lower, upper
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the private quantile regression (spends ``epsilon`` once).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Public-range weights in [0, 1]: the gradient is ``sum_i omega_i w_i (1{y_i <=
+            w_i^T theta} - tau)``. The weight is part of the record; the sensitivity is the
+            unweighted one (``docs/kng_quantile_regression.md``, "Sample weights"). Weights
+            outside [0, 1], NaN, all zero or a wrong shape raise a ``ValueError`` before
+            anything is spent.
 
         Returns
         -------
@@ -323,6 +333,8 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         if accountant is not None:
             accountant.check(epsilon, 0.0)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        if sample_weight is not None:
+            sample_weight = check_unit_sample_weight(sample_weight, X.shape[0])
         n, n_features = X.shape
         lo, hi = check_bounds(self.bounds_X, n_features, X, name="bounds_X")
         Z, mid, half = scale_features(X, lo, hi, self.fit_intercept)
@@ -335,19 +347,22 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         mech, norm_used, sens = None, "linf" if norm == "auto" else norm, float("nan")
         if d > 0:
             mech, norm_used, sens = self._mechanism(
-                Z, y, tau, epsilon, norm, (lo, hi, half, active), (lower, upper)
+                Z, y, tau, epsilon, norm, (lo, hi, half, active), (lower, upper), sample_weight
             )
         # Everything above validates public inputs (or raises before anything is spent); from
         # here on nothing depends on the data in a way that can raise.
         accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before the draw
-        theta, diagnostics = self._draw(mech, d, n, rng)
+        theta, diagnostics = self._draw(mech, d, n, rng, sample_weight is not None)
 
-        # map the scaled parameters back to the original units of X
+        # map the scaled parameters back to the original units of X (post-processing)
         offset = int(bool(self.fit_intercept))
-        coef = np.zeros(n_features)
-        coef[active] = theta[offset:] / half[active]
-        self.coef_ = coef
-        self.intercept_ = float(theta[0] - coef @ mid) if self.fit_intercept else 0.0
+        coef_unit = np.zeros((1, n_features))
+        coef_unit[0, active] = theta[offset:]
+        coef, intercept = unscale_coefficients(
+            coef_unit, theta[:1] if self.fit_intercept else None, mid, half
+        )
+        self.coef_ = coef[0]
+        self.intercept_ = float(intercept[0])
         self.quantile_ = tau
         self.norm_ = norm_used
         self.sensitivity_ = sens
@@ -364,9 +379,10 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             self.fit_intercept,
             None if self.bounds_y is None else tuple(np.ravel(self.bounds_y)[:2]),
         )
+        self.sample_weighted_ = sample_weight is not None
         return self
 
-    def _mechanism(self, Z, y, tau, epsilon, norm, scaling, domain):
+    def _mechanism(self, Z, y, tau, epsilon, norm, scaling, domain, sample_weight=None):
         """The KNG mechanism, its norm and sensitivity (validates; raises before spending)."""
         lo, hi, half, active = scaling
         p = int(active.sum())
@@ -393,7 +409,8 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("epsilon is too large for the KNG density to be evaluated.")
         W = design(Z[:, active], self.fit_intercept)
         lower, upper = domain
-        mech = KNG(quantile_gradient(W, y, tau), epsilon, sens, norm_used, lower, upper)
+        grad = quantile_gradient(W, y, tau, sample_weight)
+        mech = KNG(grad, epsilon, sens, norm_used, lower, upper)
         if self.sampler == "gibbs" and d > 1:
             warnings.warn(
                 "sampler='gibbs' releases one state of a Markov chain: its law only approaches "
@@ -406,16 +423,18 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             )
         return mech, norm_used, sens
 
-    def _draw(self, mech, d, n, rng):
+    def _draw(self, mech, d, n, rng, weighted=False):
         """One draw (never raises on the data) and the sampler's statistics."""
         if d == 0:
             return np.zeros(0), {"exact": True, "sampler": "none"}
         if d == 1 or self.sampler == "exact":
             # scaled features lie in [-1, 1], so every jump |w_ij| <= 1 (public): the draw is
-            # a grid cell, epsilon-DP as computed (dpreg._kng_grid.float_scale)
+            # a grid cell, epsilon-DP as computed (dpreg._kng_grid.float_scale); weighted jumps
+            # fl(omega_i w_ij) (still <= 1) carry one more rounding: charged as one more row
             theta, info = mech.sample_exact(
-                random_state=rng, return_info=True, jump_bound=np.ones(d)
-            )
+                random_state=rng, return_info=True, jump_bound=np.ones(d),
+                rounding_rows=n + 1 if weighted else None,
+            )  # fmt: skip
             return theta, {"exact": True, "sampler": "boxes", **info}
         n_sweeps = self.n_sweeps
         if n_sweeps == "auto":

@@ -460,8 +460,14 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         return h, {"F": summary.F, "T_certified": t_values, "o_max": o_max}
 
     # ------------------------------------------------------------------ API
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, **fit_params):
         """Release a private projection-depth median of ``X``.
+
+        ``sample_weight`` (passed by a Pipeline or ``cross_validate``) is not supported: a
+        ``ValueError`` before anything is spent. The PTR certificate rests on order-statistic
+        bounds of the projected medians and MADs under the change of one unweighted record
+        (``_sensitivity``); weighted order statistics need their own derivation, not done.
+        (It is not a named parameter, so scikit-learn does not advertise weight support.)
 
         Raises
         ------
@@ -472,6 +478,14 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         PTRTestFailedError
             If the private test fails (the budget is still spent).
         """
+        unknown = sorted(set(fit_params) - {"sample_weight"})
+        if unknown:
+            raise TypeError(f"fit() got unexpected keyword arguments {unknown}.")
+        if fit_params.get("sample_weight") is not None:
+            raise ValueError(
+                "PrivateProjectionMedian does not support sample_weight: its PTR sensitivity "
+                "bounds are derived for unweighted records only."
+            )
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=1)
         n, d = X.shape
         if n < 3:

@@ -9,11 +9,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._bounds import (
     PRIVATE,
+    PublicBox,
     check_private_bounds_params,
     check_share,
+    clip,
     private_bounds_unchecked,
 )
-from .._validation import check_bounds, check_epsilon, check_random_state
+from .._validation import check_epsilon, check_random_state
 from ..accounting import check_accountant
 
 
@@ -63,7 +65,8 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         p = X.shape[1]
         if not private:  # public bounds: validated before the spend, cost nothing
-            lower, upper = check_bounds(self.bounds, p, name="bounds")
+            box = PublicBox.validated(self.bounds, p, name="bounds")
+            lower, upper = box.lower, box.upper
         rng = check_random_state(self.random_state)
         if accountant is not None:
             accountant.spend(epsilon, 0.0)
@@ -77,7 +80,7 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
             eps_left = epsilon - eps_bounds
         self.lower_, self.upper_ = lower, upper
         self.epsilon_bounds_ = epsilon - eps_left
-        self._fit_private(np.clip(X, lower, upper), lower, upper, eps_left, rng)
+        self._fit_private(clip(X, lower, upper), lower, upper, eps_left, rng)
         return self
 
     def _fit_private(self, X, lower, upper, epsilon, rng):
@@ -87,4 +90,4 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         """Transform ``X`` (clipped into ``[lower_, upper_]`` first); costs no privacy."""
         check_is_fitted(self, "lower_")
         X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True)
-        return self._transform(np.clip(X, self.lower_, self.upper_))
+        return self._transform(clip(X, self.lower_, self.upper_))

@@ -34,7 +34,7 @@ import numbers
 
 import numpy as np
 
-from .._bounds import DEFAULT_CANDIDATE_RANGE, DEFAULT_LEVELS, DEFAULT_WIDEN
+from .._bounds import DEFAULT_CANDIDATE_RANGE, DEFAULT_LEVELS, DEFAULT_WIDEN, PublicBox
 from ..tools._moments import private_mean, private_var
 from ._base import PrivateTransformerBase
 
@@ -277,7 +277,7 @@ class PrivateStandardScaler(PrivateTransformerBase):
                 var[j] = private_var(X[:, j], lower[j], upper[j], eps_each, rng)
             else:  # a constant (clipped) column: nothing to learn, nothing released
                 mean[j], var[j] = lower[j], 0.0
-        half = (upper - lower) / 2.0
+        half = PublicBox(lower, upper).half
         scale = np.maximum(np.sqrt(var), 1e-3 * half)
         self.mean_, self.var_ = mean, var
         self.scale_ = np.where(scale > 0, scale, 1.0)

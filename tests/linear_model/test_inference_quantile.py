@@ -257,3 +257,18 @@ def test_coverage_cells(n, eps):
     cov, ratio = _coverage(n, eps, reps=150, n_boot=500, seed=11)
     assert np.all((cov >= 0.91) & (cov <= 0.99)), cov
     assert np.all(ratio <= 1.4), ratio
+
+
+def test_weighted_fit_refuses_intervals_before_spending():
+    """The curvature release and the bootstrap assume unit weights (as for the logistic)."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (400, 1))
+    y = X[:, 0] + rng.standard_normal(400)
+    acc = BudgetAccountant(epsilon=10.0)
+    est = KNGQuantileRegressor(
+        epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-5, 5), random_state=0, accountant=acc
+    ).fit(X, y, sample_weight=np.full(400, 0.5))
+    spent = acc.spent
+    with pytest.raises(NotImplementedError, match="unweighted"):
+        est.release_curvature(X, y, epsilon=1.0)
+    assert acc.spent == spent
