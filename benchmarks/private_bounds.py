@@ -3,10 +3,8 @@
 The private fit is the estimator itself with ``bounds_X="private"`` (and ``bounds_y="private"``
 where the estimator needs y bounds) at total ``epsilon``: ``bounds_share`` of it goes to one
 joint release of the per-column private median and MAD of every column
-(:func:`dpreg._bounds.fit_bounds`), the rest to the model, one ledger entry. The exception is
-the Engel median regression (``KNGQuantileRegressor`` has no ``"private"`` bounds yet): there
-the benchmark calls the same helper :func:`dpreg._bounds.fit_bounds` and fits with the rest of
-epsilon, which is what the wiring would do.
+(:func:`dpreg._bounds.fit_bounds`), the rest to the model, one ledger entry. The private
+fit's ``predict`` clips X (and the linear model's output) into the released boxes.
 
 The public-bounds fit uses data-independent bounds written by hand (``dpreg.demo`` for the
 scikit-learn sets and Engel; for CPS1988 from the variables' definitions) and the full epsilon.
@@ -34,7 +32,6 @@ from tqdm import tqdm
 
 from benchmarks._common import cli_parser, save
 from dpreg import FunctionalLinearRegression, KNGQuantileRegressor, ObjectivePerturbationLogistic
-from dpreg._bounds import fit_bounds
 from dpreg.datasets import load_engel
 from dpreg.demo import (
     BREAST_CANCER_BOUNDS_X,
@@ -108,13 +105,6 @@ def _fit_public(est, Xtr, ytr, eps, bx, by, seed):
 
 
 def _fit_private(est, Xtr, ytr, eps, needs_y, share, seed):
-    if isinstance(est, KNGQuantileRegressor):  # not wired yet: the same helper, by hand
-        rng = np.random.default_rng(10_000 + seed)
-        (bx, by), left = fit_bounds(
-            [Xtr, ytr], ["private", "private"], eps, share, rng, ("bounds_X", "bounds_y")
-        )
-        params = {"epsilon": left, "random_state": seed, "bounds_X": bx, "bounds_y": by}
-        return clone(est).set_params(**params).fit(Xtr, ytr)
     params = {"epsilon": eps, "random_state": seed, "bounds_X": "private", "bounds_share": share}
     if needs_y:
         params["bounds_y"] = "private"

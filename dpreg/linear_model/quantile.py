@@ -19,7 +19,6 @@ from .._bounds import (
     bounds_epsilon,
     check_bounds_param,
     check_fit_share,
-    clip_released,
     fit_bounds,
 )
 from .._validation import (
@@ -94,7 +93,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         Public bounds of the features (scalars or arrays of length ``n_features``). Data are
         clipped into them. ``"private"`` releases them from the data with ``bounds_share`` of
         ``epsilon`` (:func:`dpreg._bounds.fit_bounds`, ``docs/private_workflow.md``; needs
-        ``fit_intercept=True``), and ``predict`` then clips ``X`` into the released box.
+        ``fit_intercept=True``).
         ``None`` reads them from the data with a
         :class:`~dpreg.exceptions.PrivacyLeakWarning` (not private).
     bounds_y : tuple (lower, upper), "private" or None, default=None
@@ -173,8 +172,6 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     bounds_y_ : tuple of ndarray or None
         In a fit with ``"private"`` bounds, the response bounds used (released or given);
         None otherwise.
-    predict_bounds_ : tuple of ndarray or None
-        The released box that :meth:`predict` clips ``X`` into (``bounds_X="private"`` only).
     sampler_diagnostics_ : dict
         ``exact`` (whether the draw is exact) and ``sampler`` (``"line"`` for one parameter,
         ``"boxes"``, ``"gibbs"``). Exact box sampler: ``n_boxes``, ``n_proposals``,
@@ -370,7 +367,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         # here on nothing depends on the data in a way that can raise.
         accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before the draw
         theta, diagnostics = self._draw(mech, d, n, rng)
-        self.bounds_X_, self.bounds_y_, self.predict_bounds_ = (lo, hi), None, None
+        self.bounds_X_, self.bounds_y_ = (lo, hi), None
         return self._set_params_out(
             theta,
             (mid, half, active),
@@ -425,7 +422,6 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         )
         theta, diagnostics = self._draw(mech, d, n, rng)
         self.bounds_X_, self.bounds_y_ = (lo, hi), by
-        self.predict_bounds_ = (lo, hi) if private[0] else None
         return self._set_params_out(
             theta,
             (mid, half, active),
@@ -554,10 +550,12 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """Predicted ``tau``-quantiles ``X @ coef_ + intercept_``.
 
-        Public ``bounds_X`` are the user's domain: rows outside are extrapolated. A box released
-        by ``bounds_X="private"`` (``predict_bounds_``) is applied to ``X`` first, the clip the
-        model was fitted through (post-processing of a released value)."""
+        Rows outside ``bounds_X_`` are extrapolated linearly, also for released
+        (``"private"``) bounds: unlike the least-squares and logistic models (whose ``predict``
+        clips into a released box), ``y`` is not clipped here, so the line is a model of the
+        unclipped response and extrapolating it is the better guess past a box that cut a
+        long tail (measured on Engel at total epsilon 2: test R^2 0.86 unclipped against 0.66
+        clipped, ``docs/private_workflow.md``)."""
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        X = clip_released(X, getattr(self, "predict_bounds_", None))
         return X @ self.coef_ + self.intercept_
