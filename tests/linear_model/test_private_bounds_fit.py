@@ -64,8 +64,12 @@ def test_private_bounds_are_close_to_the_data_and_reproducible():
     lo, hi = a.bounds_X_
     med = np.median(X, axis=0)
     assert np.all((lo < med) & (med < hi))
-    # median -/+ 3 MAD: about +/- 2 standard deviations of the normal column
-    assert 5.0 < (hi[1] - lo[1]) / 2 < 7.0  # 3 MAD = 3 * 0.674 * sd (sd 3): about 6
+    # features: median -/+ 2 MAD, about +/- 1.35 standard deviations of the normal column
+    assert 3.3 < (hi[1] - lo[1]) / 2 < 4.8  # 2 MAD = 2 * 0.674 * sd (sd 3): about 4.0
+    # the response: median -/+ 3 MAD
+    ylo, yhi = a.bounds_y_
+    expected = 3 * 0.674 * np.std(y)
+    assert 0.8 * expected < (yhi[0] - ylo[0]) / 2 < 1.2 * expected
 
 
 @pytest.mark.parametrize("make, data", MODELS)
