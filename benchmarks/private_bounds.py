@@ -15,8 +15,8 @@ and five indicators, n = 28,155, FunctionalLinearRegression, R^2) and a simulate
 with n = 20,000. Scores are medians over random 75/25 train/test splits; ``ratio`` is
 private / public (the issue's target: >= 0.9 for epsilon >= 1).
 
-Run ``python -m benchmarks.private_bounds --full`` (shares "auto", the default, 0.2 and 0.5)
-or ``--quick`` ("auto" only).
+Run ``python -m benchmarks.private_bounds --full`` (shares "auto", the default, 0.2 and 0.5;
+Engel without 0.2, see ``run``) or ``--quick`` ("auto" only).
 """
 
 from __future__ import annotations
@@ -117,13 +117,17 @@ def run(quick=False):
     rows = []
     for name, X, y, est, bx, by in _settings():
         reps = max(2, repeats // 4) if name == "engel" else repeats  # MCMC fits are slow
+        # Engel: no share 0.2. At eps = 2, split 0, it releases an income box 0.005 wide and
+        # a food box 2.8e8 wide, and the exact KNG sampler did not finish in 2 minutes on
+        # that domain (a running-time problem of the exact sampler, not of privacy)
+        cur_shares = tuple(s for s in shares if s != 0.2) if name == "engel" else shares
         for eps in EPSILONS:
             for rep in tqdm(range(reps), desc=f"{name} eps={eps}", leave=False):
                 Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=rep)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     pub = _fit_public(est, Xtr, ytr, eps, bx, by, rep).score(Xte, yte)
-                for share in shares:
+                for share in cur_shares:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         fit = _fit_private(est, Xtr, ytr, eps, by is not None, share, rep)
