@@ -203,7 +203,9 @@ def private_median_mad_unchecked(X, epsilon, candidate_range, widen, rng, scale=
     budget. A median that lands outside the data makes the MAD at least its distance to the
     data, so the box is too wide (the column loses signal) rather than empty. A binary column
     (two values) gets a median between or at its values and a MAD of about half the gap, so it
-    is kept. ``widen=3`` is +/- 2 standard deviations for normal data (MAD = 0.674 sd).
+    is kept. ``widen`` (a number or one per column) of 2 / 3 is +/- 1.35 / 2 standard
+    deviations for normal data (MAD = 0.674 sd); :func:`fit_bounds` uses 2 for features and 3
+    for the response.
     """
     X = np.asarray(X, dtype=float)
     X = X.reshape(X.shape[0], -1)
