@@ -42,15 +42,25 @@ PRIVATE = "private"
 DEFAULT_LEVELS = (0.25, 0.75)
 DEFAULT_WIDEN = 1.5
 DEFAULT_CANDIDATE_RANGE = (-1e9, 1e9)
-#: widening of the estimators' private bounds: median -/+ FIT_WIDEN * MAD (measured in
-#: ``docs/private_workflow.md``)
-FIT_WIDEN = 3.0
+#: widening of the estimators' private bounds: median -/+ FIT_WIDEN * MAD for a feature,
+#: FIT_WIDEN_TARGET * MAD for the response (``bounds_y``). Measured in
+#: ``docs/private_workflow.md``: a tighter feature box gives the noisy fit more signal per
+#: unit of sensitivity (diabetes eps = 4: R^2 0.14 with 3, 0.23 with 2), while clipping the
+#: response harder biases every prediction (CPS1988: 0.37 with 2 for y, 0.41 with 3)
+FIT_WIDEN = 2.0
+FIT_WIDEN_TARGET = 3.0
 #: default share of a fit's epsilon spent on ``"private"`` bounds (see :func:`bounds_epsilon`)
 AUTO = "auto"
 DEFAULT_BOUNDS_SHARE = AUTO
 AUTO_RANKS = 600.0
 AUTO_MIN_SHARE = 0.05
 AUTO_MAX_SHARE = 0.5
+#: public scale of the asinh base measure of the estimators' private bounds: linear below
+#: 0.01, logarithmic above, so columns measured in fractions (rates, shares) get as much
+#: prior mass per factor of scale as columns in the hundreds (docs/private_workflow.md)
+FIT_ASINH_SCALE = 0.01
+#: log-odds that a target column's private median lands in the data (see column_epsilons)
+TARGET_LOG_ODDS = 8.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,14 +306,16 @@ def private_bounds_unchecked(X, epsilon, levels, candidate_range, asinh_scale, w
     return np.clip(lower, *candidate_range), np.clip(upper, *candidate_range)
 
 
-def private_median_mad_unchecked(X, epsilon, candidate_range, widen, rng):
+def private_median_mad_unchecked(X, epsilon, candidate_range, widen, rng, scale=None):
     """Private per-column ``median -/+ widen * MAD`` (the estimators' ``"private"`` bounds).
 
-    Inputs validated and the budget charged by the caller. For every column ``j`` (``epsilon``
-    split equally over the ``2 p`` releases, basic composition):
+    Inputs validated and the budget charged by the caller. For every column ``j`` (a scalar
+    ``epsilon`` is split equally over the columns, an array gives column ``j`` the budget
+    ``epsilon[j]``; each column's two releases get half of its budget; basic composition):
 
     1. ``m_j``: the exact KNG median (sensitivity 1, :mod:`dpreg.tools._quantile`) over
-       ``candidate_range`` with the asinh base measure;
+       ``candidate_range`` with the asinh base measure of public scale ``scale`` (default
+       ``FIT_ASINH_SCALE``);
     2. ``s_j``: the exact KNG median of ``|x_ij - m_j|`` over ``[0, upper - lower]`` of the
        range, again asinh. ``m_j`` is public once released, so ``x -> |x - m_j|`` is a fixed
        per-record map: one record still changes one count by at most one (sensitivity 1), and
@@ -316,19 +328,26 @@ def private_median_mad_unchecked(X, epsilon, candidate_range, widen, rng):
     budget. A median that lands outside the data makes the MAD at least its distance to the
     data, so the box is too wide (the column loses signal) rather than empty. A binary column
     (two values) gets a median between or at its values and a MAD of about half the gap, so it
-    is kept. ``widen=3`` is +/- 2 standard deviations for normal data (MAD = 0.674 sd).
+    is kept. ``widen`` (a number or one per column) of 2 / 3 is +/- 1.35 / 2 standard
+    deviations for normal data (MAD = 0.674 sd); :func:`fit_bounds` uses 2 for features and 3
+    for the response.
     """
     X = np.asarray(X, dtype=float)
     X = X.reshape(X.shape[0], -1)
     p = X.shape[1]
-    eps_each = epsilon / (2 * p)
+    # a scalar epsilon is split equally; an array gives column j the budget epsilon[j]
+    eps_col = np.asarray(epsilon, dtype=float)
+    eps_col = np.full(p, eps_col / p) if eps_col.ndim == 0 else eps_col
+    widen = np.broadcast_to(np.asarray(widen, dtype=float), (p,))
+    scale = FIT_ASINH_SCALE if scale is None else scale
     c_lo, c_hi = candidate_range
     lower, upper = np.empty(p), np.empty(p)
     for j in range(p):
-        m = private_quantile_draws(X[:, j], [0.5], eps_each, c_lo, c_hi, "asinh", 1.0, rng)[0]
+        eps_each = float(eps_col[j]) / 2.0
+        m = private_quantile_draws(X[:, j], [0.5], eps_each, c_lo, c_hi, "asinh", scale, rng)[0]
         dev = np.abs(X[:, j] - m)
-        s = private_quantile_draws(dev, [0.5], eps_each, 0.0, c_hi - c_lo, "asinh", 1.0, rng)[0]
-        lower[j], upper[j] = m - widen * s, m + widen * s
+        s = private_quantile_draws(dev, [0.5], eps_each, 0.0, c_hi - c_lo, "asinh", scale, rng)[0]
+        lower[j], upper[j] = m - widen[j] * s, m + widen[j] * s
     return np.clip(lower, c_lo, c_hi), np.clip(upper, c_lo, c_hi)
 
 
@@ -450,6 +469,39 @@ def check_bounds_param(bounds, size, name):
     return False
 
 
+def column_epsilons(eps_b, n_samples, is_target):
+    """Split the bounds' budget ``eps_b`` over the stacked private columns (public inputs only).
+
+    A regression's target is worth more than one feature: its box sets the scale of every
+    prediction, so a median that misses the data ruins the whole model, while a feature
+    whose box misses only loses that feature (``predict`` clips into the released box).
+    Each of the ``k`` target columns therefore gets
+    ``eps_t = min(max(eps_b / m, 8 TARGET_LOG_ODDS / n), eps_b / (2 k))`` and the ``m - k``
+    features share the rest equally (all columns equally when there is no target, or only
+    targets). Why ``8 L / n``: the column's median draw gets ``eps_t / 2`` and its exponent
+    is ``eps_t / 4 |rank error|``; a draw outside the data has a rank error of at least
+    ``n / 2``, so its density is ``exp(-eps_t n / 8)`` times that at the median, i.e. log-odds
+    ``L`` against the candidate range. ``TARGET_LOG_ODDS = 8`` is measured
+    (``docs/private_workflow.md``). The amounts add up to ``eps_b`` (basic composition over
+    the columns); they depend only on ``eps_b``, ``n`` (public under replace-one adjacency)
+    and which columns are targets.
+
+    Examples
+    --------
+    >>> from dpreg._bounds import column_epsilons
+    >>> column_epsilons(0.5, 331, [False] * 10 + [True]).round(3).tolist()[-2:]
+    [0.031, 0.193]
+    >>> column_epsilons(1.0, 100, [False, False]).tolist()
+    [0.5, 0.5]
+    """
+    is_target = np.asarray(is_target, dtype=bool)
+    m, k = is_target.size, int(is_target.sum())
+    if k in (0, m):
+        return np.full(m, eps_b / m)
+    eps_t = min(max(eps_b / m, 8.0 * TARGET_LOG_ODDS / max(n_samples, 1)), eps_b / (2 * k))
+    return np.where(is_target, eps_t, (eps_b - k * eps_t) / (m - k))
+
+
 def fit_bounds(columns, params, epsilon, share, rng, names):
     """Resolve the bounds of one fit: the single code path of ``bounds_X/bounds_y="private"``.
 
@@ -459,9 +511,11 @@ def fit_bounds(columns, params, epsilon, share, rng, names):
     ledger entry for the fit). If any parameter is ``"private"``, the columns of all private
     parameters are stacked and released together by ONE call of
     :func:`private_median_mad_unchecked` with ``share * epsilon`` (``share="auto"``: see
-    :func:`bounds_epsilon`; each of the ``2 m`` medians
-    of the ``m`` stacked columns gets ``share * epsilon / (2 m)``; basic composition), and the
-    fit gets the rest: the bounds and the fit compose sequentially to ``epsilon`` (if
+    :func:`bounds_epsilon`), split over the ``m`` stacked columns by :func:`column_epsilons`
+    (the columns of a parameter named ``"bounds_y"`` are targets; each column's median and
+    MAD get half of its part; basic composition), with the box ``median -/+ FIT_WIDEN * MAD``
+    for features and ``FIT_WIDEN_TARGET * MAD`` for targets, and the fit gets the rest: the
+    bounds and the fit compose sequentially to ``epsilon`` (if
     round-off made the two parts add up to more than ``epsilon``, the fit's part is lowered by
     one float step). A released interval of zero width (a MAD of 0, e.g. a column with one
     value on more than half of the rows) is widened to a half-width of
@@ -496,8 +550,15 @@ def fit_bounds(columns, params, epsilon, share, rng, names):
     eps_left = float(epsilon) - eps_b
     if eps_b + eps_left > float(epsilon):  # round-off must not make the parts exceed the total
         eps_left = float(np.nextafter(eps_left, 0.0))
+    is_target = np.concatenate(
+        [np.full(cols.shape[1], names[index] == "bounds_y") for index, cols in private]
+    )
     lower, upper = private_median_mad_unchecked(
-        stacked, eps_b, DEFAULT_CANDIDATE_RANGE, FIT_WIDEN, rng
+        stacked,
+        column_epsilons(eps_b, stacked.shape[0], is_target),
+        DEFAULT_CANDIDATE_RANGE,
+        np.where(is_target, FIT_WIDEN_TARGET, FIT_WIDEN),
+        rng,
     )
     pad = np.maximum(1e-3, 1e-3 * np.abs(lower))
     flat = ~(upper > lower)
@@ -508,6 +569,32 @@ def fit_bounds(columns, params, epsilon, share, rng, names):
         resolved[index] = (lower[start:stop], upper[start:stop])
         start = stop
     return resolved, eps_left
+
+
+def clip_released(values, box):
+    """Clip ``values`` (rows) into a released ``box = (lower, upper)``; ``None`` leaves them as is.
+
+    The prediction-time half of ``"private"`` bounds: a model fitted on data clipped into a
+    *released* box sees test rows through the same clip, so a column whose box came out narrow
+    (a private median or MAD that missed) stays the near-constant it was in training instead
+    of being extrapolated by its noisy coefficient. The box is public once released, so this
+    is post-processing. The dtype of ``values`` is kept (float32 stays float32).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg._bounds import clip_released
+    >>> clip_released(np.array([[5.0, -3.0]]), (np.array([0.0, 0.0]), np.array([1.0, 1.0])))
+    array([[1., 0.]])
+    >>> clip_released(np.array([7.0]), None)
+    array([7.])
+    """
+    if box is None:
+        return values
+    lower, upper = box
+    dtype = getattr(values, "dtype", None)
+    out = np.clip(values, lower, upper)
+    return out.astype(dtype, copy=False) if dtype is not None else out
 
 
 def resolve_bounds(

@@ -63,6 +63,7 @@ from .._bounds import (
     bounds_epsilon,
     check_bounds_param,
     check_fit_share,
+    clip_released,
     fit_bounds,
     safe_inverse,
     unscale_coefficients,
@@ -637,6 +638,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     bounds_X_, bounds_y_ : tuple of ndarray or None
         The ``(lower, upper)`` bounds used by ``fit`` (the released ones for ``"private"``);
         None when they were read from the data (``bounds_X=None``/``bounds_y=None``).
+    predict_bounds_ : tuple (box_X, box_y)
+        The released boxes that :meth:`predict` clips ``X`` and its output into (None for
+        bounds that were not ``"private"``).
     lambda_min_ : float or None
         The released smallest eigenvalue of the scaled Gram matrix (``ridge="adaptive"``).
     sample_weighted_ : bool
@@ -824,6 +828,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             ("bounds_X", "bounds_y"),
         )
         self.bounds_X_, self.bounds_y_ = bounds_X, bounds_y
+        # released ("private") boxes are applied again in predict (see predict)
+        self.predict_bounds_ = (bounds_X if private[0] else None, bounds_y if private[1] else None)
         if prepared is not None:  # one fused pass; total on every input (see _dask_stats)
             stats = dask_statistics(
                 prepared, bounds_X, bounds_y, self.fit_intercept, self.chunk_size
@@ -853,6 +859,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("sample_weight is not supported with inference_share > 0.")
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
         self.n_features_in_ = stats.n_features
+        self.predict_bounds_ = (None, None)  # the statistics were clipped by public bounds
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_  # the statistics carry no column names
         return self._fit_statistics(stats, eps, delta, acc, np.float64, stats.n_outputs == 1)
@@ -1001,11 +1008,19 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
 
         Shape ``(n,)`` for a model fitted on 1-D ``y``, else ``(n, n_outputs)``; float32 only
         when both ``X`` and the coefficients are float32 (numpy promotion, as in scikit-learn).
+
+        Bounds given as numbers are the user's public domain: rows outside them are
+        extrapolated linearly (no clipping). Bounds released by ``"private"`` are applied
+        again: ``X`` is clipped into ``bounds_X_`` and the prediction into ``bounds_y_``
+        (``predict_bounds_``), the same map the model was fitted through, so a feature whose
+        released box came out narrow is not extrapolated by its noisy coefficient
+        (post-processing of released values; ``docs/private_workflow.md``).
         """
         check_is_fitted(self, "coef_")
         if not _is_dask(X):
             X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return X @ self.coef_.T + self.intercept_
+        box_X, box_y = getattr(self, "predict_bounds_", (None, None))
+        return clip_released(clip_released(X, box_X) @ self.coef_.T + self.intercept_, box_y)
 
 
 __all__ = [

@@ -115,6 +115,7 @@ from .._bounds import (
     PublicBox,
     check_bounds_param,
     check_fit_share,
+    clip_released,
     fit_bounds,
 )
 from .._validation import (
@@ -310,6 +311,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         Whether ``fit`` got ``sample_weight`` (then ``release_hessian``/``conf_int`` refuse).
     bounds_ : tuple of ndarray
         The (lower, upper) bounds used.
+    predict_bounds_ : tuple of ndarray or None
+        The released box that :meth:`decision_function` clips ``X`` into (``bounds_X=
+        "private"`` only; None otherwise).
     amp_epsilon_ : float
         The part of ``epsilon_per_problem_`` spent on the output noise W.
     grad_tol_ : float
@@ -662,6 +666,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             ((lower, upper),), epsilon = fit_bounds(
                 [X], [bounds_X], epsilon, self.bounds_share, rng, ("bounds_X",)
             )
+        # a released ("private") box is applied again in decision_function
+        self.predict_bounds_ = (lower, upper) if private else None
         if multinomial:
             return self._fit_multinomial(
                 X, y_idx, classes, epsilon, norm, (lower, upper), out_dtype, rng, sample_weight
@@ -812,9 +818,16 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ predict
     def decision_function(self, X):
-        """Signed scores ``X coef_^T + intercept_``: shape (n,) for two classes, else (n, K)."""
+        """Signed scores ``X coef_^T + intercept_``: shape (n,) for two classes, else (n, K).
+
+        Public bounds are the user's domain: rows outside them are scored unclipped. A box
+        released by ``bounds_X="private"`` (``predict_bounds_``) is applied to ``X`` first,
+        the same clip the model was fitted through (post-processing of a released value), so
+        a feature whose released box came out narrow is not extrapolated.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        X = clip_released(X, getattr(self, "predict_bounds_", None))
         # float32 only when both X and the coefficients are float32 (numpy promotion, as in
         # scikit-learn's LogisticRegression)
         scores = X @ self.coef_.T + self.intercept_

@@ -64,8 +64,12 @@ def test_private_bounds_are_close_to_the_data_and_reproducible():
     lo, hi = a.bounds_X_
     med = np.median(X, axis=0)
     assert np.all((lo < med) & (med < hi))
-    # median -/+ 3 MAD: about +/- 2 standard deviations of the normal column
-    assert 5.0 < (hi[1] - lo[1]) / 2 < 7.0  # 3 MAD = 3 * 0.674 * sd (sd 3): about 6
+    # features: median -/+ 2 MAD, about +/- 1.35 standard deviations of the normal column
+    assert 3.3 < (hi[1] - lo[1]) / 2 < 4.8  # 2 MAD = 2 * 0.674 * sd (sd 3): about 4.0
+    # the response: median -/+ 3 MAD
+    ylo, yhi = a.bounds_y_
+    expected = 3 * 0.674 * np.std(y)
+    assert 0.8 * expected < (yhi[0] - ylo[0]) / 2 < 1.2 * expected
 
 
 @pytest.mark.parametrize("make, data", MODELS)
@@ -179,20 +183,35 @@ def test_median_mad_bounds_cover_binary_and_skewed_columns():
     assert lo[1] < q10 and q80 < hi[1] < q95
 
 
-def test_predict_outside_the_bounds_extrapolates_as_documented():
-    """predict is X @ coef_ + intercept_ on unclipped X (docs/functional_linear_regression.md)."""
+def test_predict_outside_the_bounds_behaves_as_documented():
+    """Public bounds: predict extrapolates on unclipped X. Released ("private") bounds: predict
+    clips X into bounds_X_ and the output into bounds_y_, the map the model was fitted
+    through (docs/private_workflow.md)."""
     X, y = _raw_regression(n=5000)
     model = FunctionalLinearRegression(epsilon=5.0, bounds_X="private", bounds_y="private")
     model.set_params(random_state=0).fit(X, y)
+    (lo, hi), (ylo, yhi) = model.bounds_X_, model.bounds_y_
     far = np.array([[1000.0, 13.0, 10.0]])
-    assert far[0, 0] > model.bounds_X_[1][0]
-    assert model.predict(far)[0] == pytest.approx(far[0] @ model.coef_ + model.intercept_)
+    assert far[0, 0] > hi[0]
+    inside = np.clip(far, lo, hi)
+    expected = np.clip(inside[0] @ model.coef_ + model.intercept_, ylo[0], yhi[0])
+    assert model.predict(far)[0] == pytest.approx(expected)
+    assert model.predict(far)[0] != pytest.approx(far[0] @ model.coef_ + model.intercept_)
+    public = FunctionalLinearRegression(epsilon=5.0, bounds_X=(lo, hi), bounds_y=(ylo, yhi))
+    public.set_params(random_state=0).fit(X, y)
+    assert public.predict(far)[0] == pytest.approx(far[0] @ public.coef_ + public.intercept_)
     clf = ObjectivePerturbationLogistic(epsilon=5.0, bounds_X="private", classes=[0, 1])
     Xc, yc = _raw_classification(n=5000)
     clf.set_params(random_state=0).fit(Xc, yc)
     farc = np.array([[1e4, 0.3]])
+    clo, chi = clf.bounds_X_ if hasattr(clf, "bounds_X_") else clf.bounds_
     assert clf.decision_function(farc)[0] == pytest.approx(
-        (farc @ clf.coef_.T + clf.intercept_)[0, 0]
+        (np.clip(farc, clo, chi) @ clf.coef_.T + clf.intercept_)[0, 0]
+    )
+    pub = ObjectivePerturbationLogistic(epsilon=5.0, bounds_X=(clo, chi), classes=[0, 1])
+    pub.set_params(random_state=0).fit(Xc, yc)
+    assert pub.decision_function(farc)[0] == pytest.approx(
+        (farc @ pub.coef_.T + pub.intercept_)[0, 0]
     )
 
 
@@ -209,3 +228,14 @@ def test_auto_share_depends_on_public_quantities_only():
             X, y
         )
     assert acc.ledger == []
+
+
+def test_column_epsilons_add_up_and_favour_the_target():
+    from dpreg._bounds import column_epsilons
+
+    for eps_b, n, m in [(0.5, 331, 11), (2.0, 331, 11), (0.3, 21116, 10), (1.0, 50, 3)]:
+        w = column_epsilons(eps_b, n, [False] * (m - 1) + [True])
+        assert w.sum() == pytest.approx(eps_b) and np.all(w > 0)
+        assert w[-1] >= w[0] - 1e-12 and w[-1] <= eps_b / 2 + 1e-12
+    assert column_epsilons(1.0, 10, [False] * 4).tolist() == [0.25] * 4
+    assert column_epsilons(1.0, 10, [True] * 2).tolist() == [0.5] * 2
