@@ -111,3 +111,25 @@ def test_works_in_a_pipeline_and_with_public_y_bounds():
         pipe.fit(X, y)
     assert acc.ledger == [(1.0, 0.0), (2.0, 0.0)]
     assert np.all(np.isfinite(pipe.predict(X)))
+
+
+def test_private_bounds_with_weights_and_intervals_compose():
+    """Private bounds, sample weights and the conf_int record work together (merge guard)."""
+    import numpy as np
+
+    from dpreg import KNGQuantileRegressor
+
+    rng = np.random.default_rng(11)
+    X = rng.uniform(0, 10, (3000, 1))
+    y = 2.0 * X[:, 0] + rng.standard_normal(3000)
+    w = rng.uniform(0.2, 1.0, 3000)
+    est = KNGQuantileRegressor(
+        epsilon=4.0, bounds_X="private", bounds_y="private", random_state=0
+    ).fit(X, y, sample_weight=w)
+    assert est.sample_weighted_ and est.kng_release_.y_bounds == tuple(est.bounds_y_)
+    assert abs(est.coef_[0] - 2.0) < 1.0
+    est2 = KNGQuantileRegressor(
+        epsilon=4.0, bounds_X="private", bounds_y="private", random_state=0
+    ).fit(X, y)
+    est2.release_curvature(X, y, epsilon=1.0)
+    assert est2.conf_int(n_boot=200).shape == (2, 2)
