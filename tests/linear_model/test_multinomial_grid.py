@@ -155,9 +155,9 @@ def test_fit_feeds_a_grid_vector_and_charges_its_shift(norm, monkeypatch):
     seen = []
     real = logistic_module.SoftmaxProblem
 
-    def spy(Z1, Y, fit_intercept, alpha_l2, gamma, V):
+    def spy(Z1, Y, fit_intercept, alpha_l2, gamma, V, *weights):
         seen.append(np.array(V))
-        return real(Z1, Y, fit_intercept, alpha_l2, gamma, V)
+        return real(Z1, Y, fit_intercept, alpha_l2, gamma, V, *weights)
 
     monkeypatch.setattr(logistic_module, "SoftmaxProblem", spy)
     est = _multi(norm, 0).fit(X0, Y0)
@@ -175,9 +175,9 @@ def test_control_the_grid_check_flags_the_old_float_vector(monkeypatch):
     seen = []
     real = logistic_module.SoftmaxProblem
 
-    def spy(Z1, Y, fit_intercept, alpha_l2, gamma, V):
+    def spy(Z1, Y, fit_intercept, alpha_l2, gamma, V, *weights):
         seen.append(np.array(V))
-        return real(Z1, Y, fit_intercept, alpha_l2, gamma, V)
+        return real(Z1, Y, fit_intercept, alpha_l2, gamma, V, *weights)
 
     def old(n_classes, dim, sens, eps, rng):
         return float_rows_noise(n_classes, dim, sens / eps, rng)
