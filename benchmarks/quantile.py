@@ -458,7 +458,7 @@ def scaling_table(df, cap):
     for (d, n), g in df.groupby(["d", "n"], sort=True):
         ok = g[g.status == "ok"]
         if len(ok) < len(g):
-            why = g[g.status != "ok"].status.iloc[0]
+            why = g[g.status != "ok"].status.iloc[0].strip().splitlines()[-1][:90]
             lines.append(f"| {d} | {n:.0e} | {len(ok)} of {len(g)} done | {why} | | | |")
             continue
         lines.append(
