@@ -365,51 +365,130 @@ def run(quick: bool) -> pd.DataFrame:
     return df
 
 
-SCALING_GRID = {2: (1e3, 1e4, 1e5, 1e6), 3: (1e3, 1e4, 1e5, 1e6), 4: (1e3, 1e4, 1e5), 5: (1e3, 1e4)}
+SCALING_D = (2, 3, 4, 5)
+SCALING_N = (1_000, 10_000, 100_000, 1_000_000)
 
 
-def scaling(reps=3, budget=120.0):
-    """Box counts, proposals per draw and CPU seconds of the exact sampler, d = 2..5 and
-    n = 1e3..1e6 (epsilon = 1, tau = 1/2, linf; the timing design). A size is skipped once a
-    smaller n of the same d took more than ``budget`` CPU seconds per fit."""
-    rows = []
-    for d, sizes in SCALING_GRID.items():
-        slow = False
-        for n in (int(v) for v in sizes):
-            if slow:
-                break
-            rng = np.random.default_rng(5)
-            X = rng.uniform(-1, 1, size=(n, d - 1))
-            y = X @ np.array([1.0, -1.0, 0.5, 0.3])[: d - 1] + rng.standard_normal(n)
-            for rep in range(reps):
-                c0 = time.process_time()
-                _, m = kng_fit(X, y, 0.5, 1.0, (-1, 1), (-6, 6), rep)
-                cpu = time.process_time() - c0
-                info = m.sampler_diagnostics_
-                rows.append(
-                    dict(
-                        d=d,
-                        n=n,
-                        rep=rep,
-                        cpu_seconds=cpu,
-                        n_boxes=info["n_boxes"],
-                        n_proposals=info["n_proposals"],
-                        acceptance_bound=info["acceptance_bound"],
-                    )
-                )
-                print(rows[-1], flush=True)
-                slow = slow or cpu > budget
-    df = pd.DataFrame(rows)
-    table = df.groupby(["d", "n"]).agg(
-        cpu_seconds=("cpu_seconds", "median"),
-        n_boxes=("n_boxes", "median"),
-        proposals_per_draw=("n_proposals", "mean"),
-        acceptance_bound=("acceptance_bound", "median"),
+def scaling_cell(d, n, rep):
+    """One default fit of the scaling design (run in a child process by :func:`scaling`):
+    CPU seconds, sampler statistics and the peak resident memory of the process."""
+    import resource
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(n, d - 1))
+    y = X @ np.array([1.0, -1.0, 0.5, 0.3])[: d - 1] + rng.standard_normal(n)
+    c0 = time.process_time()
+    _, m = kng_fit(X, y, 0.5, 1.0, (-1, 1), (-6, 6), rep)
+    info = m.sampler_diagnostics_
+    return dict(
+        d=d,
+        n=n,
+        rep=rep,
+        status="ok",
+        cpu_seconds=time.process_time() - c0,
+        n_boxes=info["n_boxes"],
+        n_proposals=info["n_proposals"],
+        acceptance_bound=info["acceptance_bound"],
+        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
     )
-    # accepted draws / proposals over the replicates: the measured acceptance rate
-    table["acceptance"] = df.groupby(["d", "n"]).apply(lambda g: len(g) / g.n_proposals.sum())
-    print(table.to_string())
+
+
+def _limit_memory(gib=4):
+    """Child processes of :func:`scaling` get at most ``gib`` GiB of address space (the
+    machine is shared: a runaway fit fails instead of taking everyone's memory)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+
+
+def scaling(cap=600.0, reps_small=2, reps_large=1):
+    """Box counts, proposals per draw, CPU seconds and peak memory of the exact sampler for
+    every cell d = 2..5 x n = 1e3..1e6 (epsilon = 1, tau = 1/2, linf; the timing design).
+
+    Each fit runs in its own child process, killed after ``cap`` wall seconds for the whole
+    cell (its row then says "> cap"); cells run one at a time. ``reps_small`` fits per cell
+    for n <= 1e4, ``reps_large`` above."""
+    import json
+    import subprocess
+    import sys
+
+    rows = []
+    for d in SCALING_D:
+        for n in SCALING_N:
+            reps = reps_small if n <= 10_000 else reps_large
+            w0 = time.perf_counter()
+            for rep in range(reps):
+                left = cap - (time.perf_counter() - w0)
+                cmd = [sys.executable, "-m", "benchmarks.quantile", "--scaling-cell"]
+                try:
+                    out = subprocess.run(
+                        cmd + [str(d), str(n), str(rep)],
+                        capture_output=True,
+                        text=True,
+                        timeout=max(left, 1.0),
+                        check=True,
+                        preexec_fn=_limit_memory,
+                    )
+                    row = json.loads(out.stdout.strip().splitlines()[-1])
+                except subprocess.TimeoutExpired:
+                    row = dict(d=d, n=n, rep=rep, status=f"> {cap:g} s wall")
+                except subprocess.CalledProcessError as err:  # e.g. over the memory limit
+                    row = dict(d=d, n=n, rep=rep, status="error: " + err.stderr[-200:])
+                row["wall_seconds"] = time.perf_counter() - w0
+                rows.append(row)
+                print(row, flush=True)
+                if row["status"] != "ok":
+                    break
+    df = pd.DataFrame(rows)
+    save(df, "quantile_scaling", scaling_plot(df), quick=False)
+    md = scaling_table(df, cap)
+    from ._common import results_dir
+
+    (results_dir(False) / "quantile_scaling.md").write_text(md + "\n")
+    print(md)
     return df
+
+
+def scaling_table(df, cap):
+    """Markdown: one row per (d, n); medians over the fits, "> cap" if a fit did not finish."""
+    lines = [
+        "| d | n | fits | CPU s (median) | boxes | proposals per draw | peak RSS MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (d, n), g in df.groupby(["d", "n"], sort=True):
+        ok = g[g.status == "ok"]
+        if len(ok) < len(g):
+            why = g[g.status != "ok"].status.iloc[0].strip().splitlines()[-1][:90]
+            lines.append(f"| {d} | {n:.0e} | {len(ok)} of {len(g)} done | {why} | | | |")
+            continue
+        lines.append(
+            f"| {d} | {n:.0e} | {len(ok)} | {ok.cpu_seconds.median():.3g} | "
+            f"{ok.n_boxes.median():,.0f} | {ok.n_proposals.mean():.3g} | "
+            f"{ok.peak_rss_mb.max():.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def scaling_plot(df):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    ok = df[df.status == "ok"]
+    for d, g in ok.groupby("d"):
+        med = g.groupby("n").agg(cpu=("cpu_seconds", "median"), boxes=("n_boxes", "median"))
+        axes[0].loglog(med.index, med.cpu, marker="o", label=f"d = {d}")
+        axes[1].loglog(med.index, med.boxes, marker="o", label=f"d = {d}")
+    axes[0].set_xlabel("n")
+    axes[0].set_ylabel("CPU seconds per fit")
+    axes[1].set_xlabel("n")
+    axes[1].set_ylabel("boxes")
+    axes[0].legend()
+    axes[0].set_title("Exact KNG fit (loaded 2-core machine)")
+    fig.tight_layout()
+    return fig
 
 
 def accuracy_check(reps=100, n=10_000):
@@ -446,6 +525,12 @@ def accuracy_check(reps=100, n=10_000):
     return df
 
 
+def argparse_suppress():
+    import argparse
+
+    return argparse.SUPPRESS
+
+
 def main(argv=None):
     parser = cli_parser(__doc__)
     parser.add_argument(
@@ -454,13 +539,19 @@ def main(argv=None):
     parser.add_argument(
         "--accuracy", action="store_true", help="only the tau = 0.1 / 0.9 accuracy check"
     )
+    parser.add_argument("--cap", type=float, default=600.0, help="--scaling: wall s per cell")
+    parser.add_argument("--scaling-cell", nargs=3, type=int, help=argparse_suppress())
     args = parser.parse_args(argv)
+    if args.scaling_cell:
+        import json
+
+        print(json.dumps(scaling_cell(*args.scaling_cell)))
+        return
     if args.accuracy:
         accuracy_check()
         return
     if args.scaling:
-        df = scaling()
-        save(df, "quantile_scaling", None, quick=False)
+        scaling(cap=args.cap)
         return
     run(quick=args.quick)
 

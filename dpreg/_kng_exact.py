@@ -20,6 +20,26 @@ per-coordinate largest absolute values. This gives ``m_B <= f <= M_B`` on ``B``.
 general ball ``K`` contained in the box of half-widths ``r``: ``||v||_K >= max_j |v_j| / r_j``,
 and the gauge is convex, so its maximum over the box of gradients is at one of its vertices.)
 
+Loss-gap bound
+--------------
+When the jumps equal the index vectors (``V = U``, the quantile loss), ``g`` is a
+subgradient of the convex loss ``L(theta) = offset^T theta + sum_i a_i (U_i^T theta - c_i)_+``
+(``a_i`` = how many rows were merged into row ``i``). For any point ``q`` and ``theta`` in
+``B``, convexity gives ``g(theta)^T (theta - q) >= L(theta) - L(q)``, and
+``g^T v <= ||g||_K ||v||_{K*}`` (``K*`` the dual norm, ``sup_{k in K} k^T v``), so
+
+    ||g(theta)||_K >= (min_B L - L(q)) / max_{theta in B} ||theta - q||_{K*}
+
+whenever the numerator is positive. This bound sees what the interval bound cannot: a large
+box far from the minimiser, crossed by most hyperplanes, still has a large gradient norm.
+``min_B L`` is bounded below by dropping the crossing hinges (``>= 0``): the rest is linear on
+``B`` (slope ``g_B``, constant ``-sum_{always active} a_i c_i``), minimised exactly at a vertex.
+``q`` is the centre of the box with the smallest certified upper bound on ``L`` seen so far
+(``L`` at a centre is the linear part plus the crossing hinges at the centre); any ``q``
+gives a valid bound, so this only steers the running time. Float error: one absolute bound
+``eL`` (:meth:`BoxSampler._loss_setup`) on every loss value, the dual norm rounded up, and the
+gradient's own error subtracted as for the pattern bounds.
+
 Algorithm (adaptive rejection sampling on a grid)
 -------------------------------------------------
 The box ``Theta`` is widened to a public power-of-two grid (:func:`dpreg._kng_grid.grid_box`)
@@ -33,6 +53,9 @@ most of the width of the crossing hyperplanes' index intervals. Before proposing
 largest ``vol(B)(M_B - m_B)`` are split until ``sum vol m / sum vol M`` (a lower bound on the
 acceptance rate) is not too small; then refinement rounds alternate with batches of proposals.
 Past a box budget the partition is frozen and plain rejection continues (it never gives up).
+Crossing lists are a cache under a public memory guard: when more than ``MAX_LIST_ENTRIES``
+are stored, the lists of the boxes with the smallest proposal weight are dropped, and a box
+without a list gets it recomputed from all rows when it is split or proposed.
 
 Why the law is exact whatever the splitting: at every proposal, conditionally on everything
 that happened before (which fixes the current envelope ``E(k) = M'_B`` for the cells of ``B``),
@@ -83,7 +106,8 @@ def _run_sums(M, rows, starts):
 
 
 def _merge_duplicates(U, c, V):
-    """Rows ``(U_i, c_i)`` made unique, with the jumps ``V_i`` of equal rows added.
+    """Rows ``(U_i, c_i)`` made unique, with the jumps ``V_i`` of equal rows added, and the
+    number of rows merged into each.
 
     One lexicographic sort of the key columns (much faster than ``np.unique(axis=0)``); the
     order of the merged rows does not matter to the sampler. Exact: equal rows switch at the
@@ -99,14 +123,15 @@ def _merge_duplicates(U, c, V):
     Vs = np.asarray(V, dtype=float)[order]
     Vm = Vs[starts] if starts.size == sk.shape[0] else np.add.reduceat(Vs, starts, axis=0)
     Uu = np.ascontiguousarray(sk[starts, :-1])
-    return Uu, np.ascontiguousarray(sk[starts, -1]), np.ascontiguousarray(Vm)
+    mult = np.diff(np.r_[starts, sk.shape[0]]).astype(float)
+    return Uu, np.ascontiguousarray(sk[starts, -1]), np.ascontiguousarray(Vm), mult
 
 
-#: Public memory guard of the box sampler (see ``_split``): at most this many crossing-list
-#: entries are stored (24 bytes each: about 0.4 GB) ...
+#: Public memory guard of the box sampler (see ``_materialise``): at most this many
+#: crossing-list entries are stored (24 bytes each: about 0.4 GB) ...
 MAX_LIST_ENTRIES = 2**24
 #: ... and one split call gathers at most this many parent entries (its temporaries).
-MAX_SPLIT_ENTRIES = 2**22
+MAX_SPLIT_ENTRIES = 2**20
 
 
 class _NormBounds:
@@ -165,7 +190,9 @@ class BoxSampler:
     ):
         # Records with the same index vector and threshold switch together: merge them (their
         # jumps add up). Exact, and it keeps crossing counts small for duplicated rows.
-        self.U, self.c, self.V = _merge_duplicates(gradient.U, gradient.c, gradient.V)
+        self.U, self.c, self.V, mult = _merge_duplicates(gradient.U, gradient.c, gradient.V)
+        # V = U: g is a subgradient of the convex L (module docstring, "Loss-gap bound")
+        self.convex = gradient.V is gradient.U or np.array_equal(gradient.V, gradient.U)
         self._Vpn = np.hstack([np.maximum(self.V, 0.0), np.minimum(self.V, 0.0)])
         self.scale = float(scale)
         self.ball = ball
@@ -192,6 +219,10 @@ class BoxSampler:
         depth_max = 51.0 * d
         slack = 8.0 * _EPS * np.abs(self.U).sum(axis=1) * big * (d + 3.0 + 3.0 * depth_max)
         self._root_width = hi - lo
+        self._absU = np.abs(self.U)
+        self._slack = slack
+        self._offset = np.asarray(gradient.offset, dtype=float).reshape(d).copy()
+        self._loss_setup(mult, slack, big, total, gradient.U.shape[0])
         self.n_rounds = 0
         self.n_splits = 0
         ctr, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
@@ -199,16 +230,94 @@ class BoxSampler:
         rad = np.abs(self.U) @ half[0] + slack
         rec = np.arange(n)
         gfix0 = np.asarray(gradient.offset, dtype=float).reshape(1, d)
-        new = self._classify(lo, hi, gfix0, rec, dev, rad, np.array([n]), np.zeros(1, int))
+        new = self._classify(
+            lo, hi, gfix0, np.zeros(1), rec, dev, rad, np.array([n]), np.zeros(1, int)
+        )
         for f in self._FIELDS:
             setattr(self, f, new[f])
         self.lists = new["lists"]
+        self._refresh(None)
         self.n_entries = int(sum(lst.shape[0] for lst in self.lists))
 
     # ---------------------------------------------------------------------------- boxes
-    _FIELDS = ("lo", "hi", "gfix", "logM", "logm", "logvol", "split_dim", "splittable", "depth")
+    _FIELDS = (
+        "lo", "hi", "gfix", "cfix", "lmin", "low", "logM", "logm", "logvol", "split_dim",
+        "splittable", "depth",
+    )  # fmt: skip
 
-    def _classify(self, lo, hi, gfix_parent, rec, dev, rad, counts, depth):
+    def _loss_setup(self, mult, slack, big, total, n_rows):
+        """Constants of the loss-gap bound (module docstring): the hinge weights ``a_i``
+        (multiplicities of the merged rows), ``a_i c_i``, and one absolute bound ``eL`` on the
+        float error of every loss value computed from the boxes' sums."""
+        d = self.d
+        self._a = mult
+        with np.errstate(over="ignore", invalid="ignore"):
+            ac = mult * self.c
+            T = float(np.sum(np.abs(ac))) + 2.0 * big * float(np.sum(total))
+        if not np.isfinite(T):  # e.g. responses near the float limit: no loss-gap bound
+            self.convex = False
+        self._ac = (ac if self.convex else np.zeros_like(ac)).reshape(-1, 1)
+        self._q, self._Lq = None, np.inf
+        self._changed = False
+        self._gmargin = float(np.sum(self.err * self.ball.norm(np.eye(d))))
+        if not self.convex:
+            self._eL = np.inf
+            return
+        # loss values are sums of at most n_rows + 2d terms whose absolute values add up to at
+        # most T; each sum errs by at most (4 n + 1000) u T (any order, as for ``err``), four
+        # of them enter one comparison. The stored index deviations err by at most the slack
+        # (so the hinge part of L at a centre by sum a_i slack_i), and the fixed gradient by
+        # ``err`` per coordinate (so a linear part by sum_j err_j max|theta_j|).
+        slack_sum = float(np.sum(mult * slack))
+        T += slack_sum
+        self._eL = (
+            4.0 * (4.0 * n_rows + 1000.0) * _EPS * T + slack_sum + big * float(np.sum(self.err))
+        )
+        if isinstance(self.ball, LpBall):
+            p = self.ball.p
+            self._dual_ord = 1.0 if p == np.inf else (np.inf if p == 1.0 else p / (p - 1.0))
+        else:
+            self._dual_ord = None
+
+    def _dual_upper(self, v):
+        """Upper bound of the dual norm ``sup_{k in K} k^T v`` of rows ``v >= 0``."""
+        if self._dual_ord is not None:
+            out = np.linalg.norm(v, ord=self._dual_ord, axis=1)
+        else:  # K inside the box of half-widths r
+            out = v @ np.asarray(self.ball.half_widths, dtype=float)
+        return out * (1.0 + 1e-10)
+
+    def _loss_low(self, boxes):
+        """Loss-gap lower bound of ``||g||_K`` on ``boxes`` (0 where it says nothing)."""
+        if self._q is None or not np.isfinite(self._eL):
+            return np.zeros(np.size(boxes))
+        num = self.lmin[boxes] - self._Lq - self._eL
+        far = np.maximum(np.abs(self.lo[boxes] - self._q), np.abs(self.hi[boxes] - self._q))
+        den = self._dual_upper(far)
+        low = np.where(num > 0.0, num / den * (1.0 - 1e-12), 0.0) - self._gmargin
+        return np.maximum(low, 0.0)
+
+    def _refresh(self, boxes):
+        """``log M_B`` of ``boxes`` (None: all) from the interval / pattern bound and the
+        loss-gap bound with the current reference point."""
+        idx = slice(None) if boxes is None else boxes
+        low = np.maximum(self.low[idx], self._loss_low(idx))
+        self.logM[idx] = -self.scale * low * (1.0 - 1e-12)
+
+    def _offer_reference(self, lo, hi, lcen):
+        """Keep the box centre with the smallest certified upper bound on ``L`` as the
+        reference point ``q`` of the loss-gap bound; True when it changed."""
+        if not self.convex or lcen.size == 0:
+            return False
+        i = int(np.argmin(lcen))
+        upper = float(lcen[i]) + self._eL
+        if upper < self._Lq:
+            self._Lq = upper
+            self._q = 0.5 * lo[i] + 0.5 * hi[i]
+            return True
+        return False
+
+    def _classify(self, lo, hi, gfix_parent, cfix_parent, rec, dev, rad, counts, depth):
         """Boxes ``[lo, hi]`` (rows) with candidate records ``rec`` grouped in consecutive runs
         of lengths ``counts`` (one run per box), ``c_i + dev +- rad`` a rigorous enclosure of
         the index interval of each candidate over its box (``rad`` includes the rounding
@@ -222,6 +331,7 @@ class BoxSampler:
         ia = np.flatnonzero(active)
         ic = np.flatnonzero(cross)
         gfix = gfix_parent + _run_sums(self.V, rec[ia], np.searchsorted(ia, starts))
+        cfix = cfix_parent + _run_sums(self._ac, rec[ia], np.searchsorted(ia, starts))[:, 0]
         rc = rec[ic]
         pn = _run_sums(self._Vpn, rc, np.searchsorted(ic, starts))
         pos, neg = pn[:, :d], pn[:, d:]
@@ -230,7 +340,9 @@ class BoxSampler:
         keep[:, 0] = rc
         keep[:, 1] = dev[ic]
         keep[:, 2] = rad[ic]
-        lists = np.split(keep, np.cumsum(cnt)[:-1])
+        # own copies, not views of ``keep``: a dropped list must free its memory (a view would
+        # keep the whole ``keep`` of its split alive, outside the guard's count)
+        lists = [part.copy() for part in np.split(keep, np.cumsum(cnt)[:-1])]
         glo, ghi = gfix + neg, gfix + pos
         dist = np.maximum(np.maximum(glo, -ghi), 0.0)
         dist = np.maximum(dist - self.err, 0.0)
@@ -240,8 +352,18 @@ class BoxSampler:
         few = np.flatnonzero((cnt > 0) & (cnt <= _ENUMERATE))
         if few.size:
             low[few], high[few] = self._enumerate(few, gfix, lists)
-        logM = -self.scale * low * (1.0 - 1e-12)
+        logM = np.zeros(nb)  # set by _refresh (needs the reference point)
         logm = -self.scale * high * (1.0 + 1e-12)
+        # the loss L(theta) = sum_j gfix_j theta_j - cfix + sum_crossing a_i (U_i^T theta - c_i)_+
+        # (module docstring): its minimum over the box without the crossing hinges (>= 0) ...
+        lmin = np.sum(np.minimum(gfix * lo, gfix * hi), axis=1) - cfix
+        # ... and its value at the centre, a candidate reference point
+        if self.convex:
+            hinge = self._a[rc] * np.maximum(dev[ic], 0.0)
+            at = np.searchsorted(ic, starts)
+            hsum = _run_sums(hinge.reshape(-1, 1), np.arange(hinge.size), at)[:, 0]
+            lcen = np.sum(gfix * (0.5 * lo + 0.5 * hi), axis=1) - cfix + hsum
+            self._changed = self._offer_reference(lo, hi, lcen) or self._changed
         can = (hi - lo) >= 2.0 * self.g  # at least two grid cells: a split gives two boxes
         # split where the crossing records' jumps (= their index-interval widths for the
         # quantile loss, where V = U) are widest
@@ -251,8 +373,8 @@ class BoxSampler:
         # volume relative to the root box (= ratio of cell counts, exact before the log)
         logvol = np.log((hi - lo) / self._root_width).sum(axis=1)
         return dict(
-            lo=lo, hi=hi, gfix=gfix, lists=lists, logM=logM, logm=logm, logvol=logvol,
-            split_dim=split_dim, splittable=splittable, depth=depth,
+            lo=lo, hi=hi, gfix=gfix, cfix=cfix, lmin=lmin, low=low, lists=lists, logM=logM,
+            logm=logm, logvol=logvol, split_dim=split_dim, splittable=splittable, depth=depth,
         )  # fmt: skip
 
     def _enumerate(self, boxes, gfix, lists):
@@ -277,24 +399,91 @@ class BoxSampler:
             high[start : start + chunk.size] = norms.max(axis=1) + margin
         return low, high
 
-    def _split(self, parents):
-        """Split boxes ``parents`` at their midpoints along ``split_dim``."""
-        parents = np.asarray(parents, dtype=np.intp)
-        # Memory guard (public constants only): the crossing lists hold 24 bytes per entry and
-        # a split's temporaries about 5x its parents' entries. Split only while the stored
-        # entries stay below MAX_LIST_ENTRIES and one call's parents below MAX_SPLIT_ENTRIES;
-        # once the store is full the partition is frozen (as at the box budget). Any partition
-        # gives the same exact law, so this changes only time and memory, never the output law.
-        sizes = np.array([self.lists[p].shape[0] for p in parents], dtype=np.int64)
-        if sizes.size:
-            # the first parent is always allowed if the store has room for its children
-            room = min(MAX_LIST_ENTRIES - self.n_entries, max(MAX_SPLIT_ENTRIES, int(sizes[0])))
-            parents = parents[np.cumsum(sizes) <= room]
-            if parents.size == 0:
-                self.max_boxes = min(self.max_boxes, self.n_boxes)  # store full: freeze
-        P = parents.size
-        if P == 0:
+    # ------------------------------------------------------------------ crossing lists
+    # Memory guard (public constants only). A crossing list is a cache: a box whose list is
+    # not stored (``None``) gets it recomputed from all rows when it is split or proposed
+    # (:meth:`_materialise`). After every split the lists of the boxes with the smallest
+    # proposal weight are dropped until at most MAX_LIST_ENTRIES entries (24 bytes each) are
+    # stored, and one split gathers about MAX_SPLIT_ENTRIES parent entries at a time. So
+    # memory stays bounded by public constants (and n d) while the partition keeps refining;
+    # any partition gives the same exact law, so the guard changes time and memory only.
+
+    def _list_size(self, b):
+        lst = self.lists[b]
+        return self.U.shape[0] if lst is None else lst.shape[0]
+
+    def _materialise(self, b):
+        """The crossing list of box ``b`` recomputed from all rows, with its fixed sums.
+
+        The fresh classification is a rigorous enclosure too, so a record it calls fixed is
+        fixed on the box in exact arithmetic; ``gfix`` and ``cfix`` are recomputed with it, so
+        that gradient and loss are the same functions as before up to the summation error
+        that the bounds already allow for (any order of at most ``n`` terms)."""
+        lo, hi = self.lo[b], self.hi[b]
+        ctr, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
+        n, d = self.U.shape
+        gfix = self._offset.copy()
+        cfix = 0.0
+        parts = []
+        for s0 in range(0, n, 1 << 18):  # bounded temporaries
+            sl = slice(s0, min(n, s0 + (1 << 18)))
+            dev = self.U[sl] @ ctr - self.c[sl]
+            rad = self._absU[sl] @ half + self._slack[sl]
+            active = dev >= rad
+            cross = ~active & (dev + rad >= 0.0)
+            gfix += self.V[sl][active].sum(axis=0)
+            cfix += float(self._ac[sl][active].sum())
+            ic = np.flatnonzero(cross)
+            keep = np.empty((ic.size, 3))
+            keep[:, 0] = ic + s0
+            keep[:, 1] = dev[ic]
+            keep[:, 2] = rad[ic]
+            parts.append(keep)
+        self.gfix[b] = gfix
+        self.cfix[b] = cfix
+        return np.concatenate(parts)
+
+    def _list(self, b, store=True):
+        """The crossing list of box ``b`` (recomputed if it is not stored)."""
+        lst = self.lists[b]
+        if lst is None:
+            lst = self._materialise(b)
+            if store and self.n_entries + lst.shape[0] <= MAX_LIST_ENTRIES:
+                self.lists[b] = lst
+                self.n_entries += lst.shape[0]
+        return lst
+
+    def _evict(self):
+        """Drop the stored lists of the lightest boxes until the store fits the guard."""
+        if self.n_entries <= MAX_LIST_ENTRIES:
             return
+        sizes = np.array([0 if lst is None else lst.shape[0] for lst in self.lists])
+        weight = np.where(sizes > 0, self.logvol + self.logM, np.inf)
+        order = np.argsort(weight, kind="stable")
+        target = self.n_entries - MAX_LIST_ENTRIES // 2
+        k = int(np.searchsorted(np.cumsum(sizes[order]), target)) + 1
+        for b in order[:k]:
+            if self.lists[b] is not None:
+                self.n_entries -= self.lists[b].shape[0]
+                self.lists[b] = None
+
+    def _split(self, parents):
+        """Split boxes ``parents`` at their midpoints along ``split_dim``, a chunk of about
+        MAX_SPLIT_ENTRIES parent entries at a time (memory guard above)."""
+        parents = np.asarray(parents, dtype=np.intp)
+        chunk, size = [], 0
+        for p in parents:
+            chunk.append(int(p))
+            size += self._list_size(p)
+            if size >= MAX_SPLIT_ENTRIES:
+                self._split_chunk(np.asarray(chunk, dtype=np.intp))
+                chunk, size = [], 0
+        if chunk:
+            self._split_chunk(np.asarray(chunk, dtype=np.intp))
+
+    def _split_chunk(self, parents):
+        P = parents.size
+        plists = [self._list(p, store=False) for p in parents]
         j = self.split_dim[parents]
         lo, hi = self.lo[parents], self.hi[parents]
         rows = np.arange(P)
@@ -305,8 +494,8 @@ class BoxSampler:
         hi_left, lo_right = hi.copy(), lo.copy()
         hi_left[rows, j] = mid
         lo_right[rows, j] = mid
-        counts = np.array([self.lists[p].shape[0] for p in parents], dtype=np.intp)
-        parts = np.concatenate([self.lists[p] for p in parents])
+        counts = np.array([lst.shape[0] for lst in plists], dtype=np.intp)
+        parts = np.concatenate(plists)
         rec = parts[:, 0].astype(np.intp)
         dev, rad = parts[:, 1], parts[:, 2]
         owner = np.repeat(rows, counts)
@@ -319,27 +508,34 @@ class BoxSampler:
         rad_l = rad - np.abs(step_l)  # stays >= the slack: |step| <= the exact radius
         rad_r = rad - np.abs(step_r)
         gfix = self.gfix[parents]
+        cfix = self.cfix[parents]
         depth = self.depth[parents] + 1
+        self._changed = False
         new = self._classify(
             np.vstack([lo, lo_right]),
             np.vstack([hi_left, hi]),
             np.vstack([gfix, gfix]),
+            np.concatenate([cfix, cfix]),
             np.concatenate([rec, rec]),
             np.concatenate([dev + step_l, dev + step_r]),
             np.concatenate([rad_l, rad_r]),
             np.concatenate([counts, counts]),
             np.concatenate([depth, depth]),
         )
+        n_old = self.n_boxes
         for f in self._FIELDS:
             arr = getattr(self, f)
             arr[parents] = new[f][:P]
             setattr(self, f, np.concatenate([arr, new[f][P:]]))
-        freed = sum(self.lists[p].shape[0] for p in parents)
+        freed = sum(0 if self.lists[p] is None else self.lists[p].shape[0] for p in parents)
         for i, p in enumerate(parents):
             self.lists[p] = new["lists"][i]
         self.lists.extend(new["lists"][P:])
+        # a better reference point tightens every box; otherwise only the new ones need bounds
+        self._refresh(None if self._changed else np.r_[parents, np.arange(n_old, self.n_boxes)])
         self.n_entries += sum(lst.shape[0] for lst in new["lists"]) - freed
         self.n_splits += P
+        self._evict()
 
     @property
     def n_boxes(self):
@@ -379,7 +575,7 @@ class BoxSampler:
         """``fl(-s ||g~(theta)||_K)`` from the fixed part and crossing list of ``box``; the
         crossing records' indicators are decided exactly (:func:`dpreg._kng_grid.indicators_at`)
         so that the gradient is the same function of ``theta`` in every box."""
-        idx = self.lists[box][:, 0].astype(np.intp)
+        idx = self._list(box)[:, 0].astype(np.intp)
         g = self.gfix[box].copy()
         if idx.size:
             on = indicators_at(self.U[idx], self.c[idx], theta)
@@ -435,7 +631,7 @@ class BoxSampler:
                     if accept_fast(float(u[i]), float(self.logm[bi]), float(logMp[bi])):
                         return theta[i], self._info(bound0, n_prop, n_eval)
                     n_eval += 1
-                    work += self.lists[bi].shape[0] + 32
+                    work += self._list_size(bi) + 32
                     if accept(float(u[i]), self.log_density(theta[i], bi), float(logMp[bi]), rng):
                         return theta[i], self._info(bound0, n_prop, n_eval)
                     rejected.append(bi)

@@ -220,20 +220,49 @@ def test_hostile_constant_features_and_huge_responses():
     assert np.all(np.isfinite(m2.coef_))
 
 
-def test_memory_guard_freezes_the_partition_and_keeps_the_law(monkeypatch):
-    """With a tiny public store for the crossing lists the partition freezes early (no more
-    splits once the store is full), the store never exceeds it, and the draws keep the exact
-    law (KS against the brute-force sampler)."""
+def test_memory_guard_evicts_lists_and_keeps_the_law(monkeypatch):
+    """With a tiny public store for the crossing lists, the lists of the lightest boxes are
+    dropped (and recomputed from all rows when needed) instead of freezing the partition: the
+    store never exceeds the guard, the partition keeps refining, and the draws keep the exact
+    law (KS against the brute-force sampler). Control: the old guard froze these rounds at
+    4 boxes."""
     import dpreg._kng_exact as kx
 
     monkeypatch.setattr(kx, "MAX_LIST_ENTRIES", 80)
     monkeypatch.setattr(kx, "MAX_SPLIT_ENTRIES", 30)
     mech = _mech(25, 2, 0.3, "linf", seed=2)
     bs = BoxSampler(mech.gradient, mech.scale, mech.ball, mech.lower, mech.upper)
-    for _ in range(50):
+    for _ in range(12):  # the partition doubles per round: keep it small
         bs.refine_round()
-    assert bs.n_entries <= 80 and bs.n_boxes < 200  # frozen far below the box budget
-    assert bs.n_entries == sum(lst.shape[0] for lst in bs.lists)
+        assert bs.n_entries <= 80
+        assert bs.n_entries == sum(0 if lst is None else lst.shape[0] for lst in bs.lists)
+    assert bs.n_boxes > 20  # not frozen (the old guard stopped these rounds at 4 boxes)
+    assert any(lst is None for lst in bs.lists)  # lists were evicted
     A = _exact_draws(mech, 150)
     B = _brute(mech, 4000, seed=1)
     assert min(_ks_pvalues(A, B)) > 1e-3 / 3
+
+
+@pytest.mark.parametrize("d, norm, tau", [(2, "linf", 0.3), (3, "l2", 0.7), (3, "l1", 0.5)])
+def test_envelopes_bound_the_density_on_every_box(monkeypatch, d, norm, tau):
+    """Adversarial check of the envelopes (interval, pattern and loss-gap bounds) and of the
+    recomputed crossing lists: at random points of every box of a refined partition (tiny
+    store, so many lists were dropped and are recomputed), ``log m_B <= log f <= log M_B`` for
+    the density from the full gradient, and the box's own evaluation agrees with it."""
+    import dpreg._kng_exact as kx
+
+    monkeypatch.setattr(kx, "MAX_LIST_ENTRIES", 200)
+    monkeypatch.setattr(kx, "MAX_SPLIT_ENTRIES", 60)
+    mech = _mech(60, d, tau, norm, eps=4.0, seed=d)
+    bs = BoxSampler(mech.gradient, mech.scale, mech.ball, mech.lower, mech.upper)
+    for _ in range(15):
+        bs.refine_round()
+    assert bs._q is not None  # the loss-gap bound is active
+    rng = np.random.default_rng(0)
+    for b in range(bs.n_boxes):
+        th = rng.uniform(bs.lo[b], bs.hi[b], size=(4, d))
+        exact = mech.log_density(th)
+        assert np.all(exact <= bs.logM[b] + 1e-9)
+        assert np.all(exact >= bs.logm[b] - 1e-9)
+        for t, e in zip(th, exact):
+            assert bs.log_density(t, b) == pytest.approx(e, rel=1e-9, abs=1e-9)
