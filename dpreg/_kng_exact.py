@@ -591,8 +591,12 @@ class BoxSampler:
         logMp = np.log(W.astype(float)) - 40.0 * np.log(2.0) + top - self.logvol
         return W, logMp
 
-    def sample(self, rng):
+    def sample(self, rng, progress=None):
         """One exact draw of a grid cell; returns ``(centre, info)``.
+
+        ``progress``: an optional callable ``progress(n_boxes, n_proposals)`` called after
+        every refinement round and proposal batch (a display hook: it draws no randomness,
+        so the law and a seeded draw are the same with or without it).
 
         Alternates refinement rounds with batches of proposals. A proposal picks box ``B``
         with probability ``W_B / sum W`` (exact integer draw), a grid cell of ``B`` uniformly
@@ -641,6 +645,8 @@ class BoxSampler:
                     self._split(cand)
             if can_refine:
                 self.refine_round()
+            if progress is not None:
+                progress(int(self.n_boxes), int(n_prop))
 
     def _info(self, bound0, n_prop, n_eval):
         return {

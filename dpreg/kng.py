@@ -372,7 +372,7 @@ class KNG:
 
     def sample_exact(
         self, random_state=None, max_boxes=200_000, return_info=False, jump_bound=None,
-        rounding_rows=None,
+        rounding_rows=None, progress=None,
     ):  # fmt: skip
         """One exact draw from the KNG density.
 
@@ -424,7 +424,7 @@ class KNG:
             from ._kng_exact import BoxSampler
 
             sampler = BoxSampler(self.gradient, scale, self.ball, self.lower, self.upper, max_boxes)
-            theta, info = sampler.sample(rng)
+            theta, info = sampler.sample(rng, progress=progress)
             # a deterministic function of the released cell (post-processing)
             theta = np.clip(theta, self.lower, self.upper)
         return (theta, info) if return_info else theta

@@ -6,6 +6,7 @@ sampler) and :mod:`dpreg.kng` for the mechanism and its sampler.
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import warnings
 
@@ -46,6 +47,46 @@ from ._quantile_core import (
 )
 
 __all__ = ["KNGQuantileRegressor"]
+
+#: The exact sampler's bar appears once a draw has run this many seconds (``progress_bar=None``).
+_EXACT_PROGRESS_DELAY = 2.0
+
+
+@contextlib.contextmanager
+def _exact_progress(progress_bar):
+    """A display hook for :meth:`dpreg._kng_exact.BoxSampler.sample` (or None).
+
+    It runs after the spend, so it must never raise: a failing display is switched off.
+    """
+    if progress_bar is False:
+        yield None
+        return
+    from tqdm.auto import tqdm  # noqa: PLC0415
+
+    bar = tqdm(
+        desc="KNG exact draw",
+        unit=" rounds",
+        leave=False,
+        delay=0.0 if progress_bar else _EXACT_PROGRESS_DELAY,
+    )
+    state = {"ok": True}
+
+    def update(n_boxes, n_proposals):
+        if not state["ok"]:
+            return
+        try:
+            bar.set_postfix(boxes=n_boxes, proposals=n_proposals, refresh=False)
+            bar.update(1)
+        except Exception:  # noqa: BLE001 - a display must not fail a spent fit
+            state["ok"] = False
+
+    try:
+        yield update
+    finally:
+        try:
+            bar.close()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def _rhat_limit(n_sweeps):
@@ -148,7 +189,11 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     n_jobs : int, default=None
         ``sampler="gibbs"`` only: joblib workers across chains (results do not depend on it).
     progress_bar : bool, default=None
-        ``sampler="gibbs"`` only: show a tqdm progress bar; None shows it for long runs only.
+        Show a tqdm progress bar: over sweeps for ``sampler="gibbs"``; for the exact sampler a
+        bar with the number of envelope boxes and proposals so far. None shows it for long runs
+        only (Gibbs: by the planned work; exact: once a draw has taken more than
+        ``2`` seconds), False never. The bar's numbers and timing are functions of the
+        private data, like ``sampler_diagnostics_``: watch them, do not publish them.
     random_state : None, int, RandomState or Generator, default=None
         Seeds the sampler; a fixed value reproduces the fit exactly.
     accountant : BudgetAccountant, default=None
@@ -550,10 +595,11 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             # scaled features lie in [-1, 1], so every jump |w_ij| <= 1 (public): the draw is
             # a grid cell, epsilon-DP as computed (dpreg._kng_grid.float_scale); weighted jumps
             # fl(omega_i w_ij) (still <= 1) carry one more rounding: charged as one more row
-            theta, info = mech.sample_exact(
-                random_state=rng, return_info=True, jump_bound=np.ones(d),
-                rounding_rows=n + 1 if weighted else None,
-            )  # fmt: skip
+            with _exact_progress(self.progress_bar) as progress:
+                theta, info = mech.sample_exact(
+                    random_state=rng, return_info=True, jump_bound=np.ones(d),
+                    rounding_rows=n + 1 if weighted else None, progress=progress,
+                )  # fmt: skip
             return theta, {"exact": True, "sampler": "boxes", **info}
         n_sweeps = self.n_sweeps
         if n_sweeps == "auto":
