@@ -430,19 +430,10 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         # Everything above validates public inputs (or raises before anything is spent); from
         # here on nothing depends on the data in a way that can raise.
         accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before the draw
-        theta, diagnostics = self._draw(mech, d, n, rng, sample_weight is not None)
-        self.bounds_X_, self.bounds_y_ = (lo, hi), None
-        y_box = None if self.bounds_y is None else tuple(np.ravel(self.bounds_y)[:2])
-        return self._set_params_out(
-            theta,
-            (lo, hi, mid, half, active),
-            n_features,
-            tau,
-            (mech, norm_used, sens, n),
-            (lower, upper),
-            diagnostics,
-            (y_box, sample_weight is not None),
-        )
+        return self._draw_and_store(
+            (mech, norm_used, sens, d, n, tau), (lo, hi, mid, half, active), (lower, upper),
+            sample_weight, (None, self.bounds_y), rng,
+        )  # fmt: skip
 
     def _fit_private_bounds(
         self, X, y, private, tau, epsilon, norm, accountant, rng, sample_weight=None
@@ -487,31 +478,27 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         mech, norm_used, sens = self._mechanism(
             Z, y, tau, eps_fit, norm, (lo, hi, half, active), (lower, upper), sample_weight
         )
-        theta, diagnostics = self._draw(mech, d, n, rng, sample_weight is not None)
-        self.bounds_X_, self.bounds_y_ = (lo, hi), by
-        return self._set_params_out(
-            theta,
-            (lo, hi, mid, half, active),
-            n_features,
-            tau,
-            (mech, norm_used, sens, n),
-            (lower, upper),
-            diagnostics,
-            (tuple(np.ravel(by)[:2]) if by is not None else None, sample_weight is not None),
-        )
+        return self._draw_and_store(
+            (mech, norm_used, sens, d, n, tau), (lo, hi, mid, half, active), (lower, upper),
+            sample_weight, (by, by), rng,
+        )  # fmt: skip
 
-    def _set_params_out(
-        self, theta, scaling, n_features, tau, mechanism, domain, diagnostics, facts
-    ):
-        """Store the draw in the user's units and the public release record (post-processing).
+    def _draw_and_store(self, mechanism, scaling, domain, sample_weight, y_boxes, rng):
+        """Draw once (after the spend; never raises on the data), then store the draw in the
+        user's units and the public release record (post-processing).
 
-        ``facts = (y_box, weighted)``: the public or released response box (or None) that
-        :meth:`conf_int` uses, and whether ``fit`` got weights.
+        ``y_boxes = (released, for_intervals)``: the released response box (``bounds_y_``;
+        None for public bounds) and the public or released box that :meth:`conf_int` uses.
         """
+        mech, norm_used, sens, d, n, tau = mechanism
         lo, hi, mid, half, active = scaling
-        mech, norm_used, sens, n = mechanism
-        y_box, weighted = facts
         lower, upper = domain
+        weighted = sample_weight is not None
+        theta, diagnostics = self._draw(mech, d, n, rng, weighted)
+        released_y, y_box = y_boxes
+        self.bounds_X_, self.bounds_y_ = (lo, hi), released_y
+        y_box = None if y_box is None else tuple(np.ravel(y_box)[:2])
+        n_features = len(mid)
         # map the scaled parameters back to the original units of X
         offset = int(bool(self.fit_intercept))
         coef_unit = np.zeros((1, n_features))
