@@ -7,9 +7,10 @@ same sampler code:
   the width of the uniforms' dyadic intervals and every rounding error: ``+ - * /`` and
   ``sqrt`` are correctly rounded (IEEE 754), so one rounding is at most ``2**-53`` relative
   (we charge ``_OP = 2**-50``, and ``_GROW`` for the roundings made while computing a
-  radius); for ``np.log`` (relative) and ``np.cos``/``np.sin`` (absolute) we *assume* an
-  error below ``_LIBM_REL = 2**-44`` -- numpy is within a few ulp; the assumption is checked
-  against arb by ``tests/noise/test_floating_point.py`` on every machine the suite runs on.
+  radius); for ``np.log`` and ``np.power`` (relative) and ``np.cos``/``np.sin`` (absolute) we
+  *assume* an error below ``_LIBM_REL = 2**-44`` -- numpy is within a few ulp; the assumption
+  is checked against arb by ``tests/noise/test_floating_point.py`` (log, cos, sin) and
+  ``tests/noise/test_floating_point_lp.py`` (power) on every machine the suite runs on.
 * ``_ArbBackend``: numpy object arrays of python-flint ``arb`` balls (rigorous by
   construction), used by the slow path at any precision.
 
@@ -22,7 +23,7 @@ import math
 
 import numpy as np
 
-_LIBM_REL = 2.0**-44  # assumed error bound of np.log (relative) and np.cos/np.sin (absolute)
+_LIBM_REL = 2.0**-44  # assumed error of np.log, np.power (relative), np.cos/np.sin (absolute)
 _OP = 2.0**-50  # > one rounding (2**-53 relative) of a correctly rounded operation
 _GROW = 1.0 + 2.0**-46  # covers the roundings made while computing a radius
 _TINY = 2.0**-1000  # absolute slack for underflow (a normal number: subnormals are slow)
@@ -226,6 +227,29 @@ class _FloatBackend:
         return _Ball(m, _grow(r * _GROW, m))
 
     @staticmethod
+    def pow(x, t):
+        """Ball of ``y**t`` for every ``y`` in a ball x > 0 and a public float ``t > 0``.
+
+        With ``rho = x.r / x.m <= 2^-20 / max(t, 1)``, the mean value theorem gives ``|y^t -
+        m^t| <= t xi^(t-1) r`` for some ``xi`` within r of m, and ``xi^(t-1) <= m^(t-1) (1 +
+        2^-19)``: for ``t >= 1``, ``(1 + rho)^(t-1) <= exp(2^-20)``; for ``t < 1``, ``(1 -
+        rho)^(t-1) <= 1 / (1 - rho) <= 1 + 2 rho``. ``a = np.power(m, t)`` is within ``a
+        2^-44`` of ``m^t`` (the stated libm assumption; ``m^(t-1) = a / m`` up to that and
+        one rounding, covered by taking ``1 + 2^-18``). A larger rho, ``m <= 0`` or NaN gives
+        an infinite radius (undecided, never wrong).
+        """
+        with np.errstate(all="ignore"):
+            a = np.power(x.m, t)
+            d = x.r * (t * (1.0 + 2.0**-18))
+            d *= a
+            d /= x.m
+            d *= _GROW
+            d += a * (_LIBM_REL + _OP)
+            d += _TINY
+            ok = x.r * max(t, 1.0) <= x.m * 2.0**-20  # False for NaN
+        return _Ball(a, np.where(ok, d, np.inf))
+
+    @staticmethod
     def abs(x):
         return _Ball(np.abs(x.m), x.r)
 
@@ -313,6 +337,14 @@ class _ArbBackend:
     @classmethod
     def abs(cls, x):
         return cls._abs(x)
+
+    @staticmethod
+    def pow(x, t):
+        """``y**t`` for balls y > 0 (arb: NaN, i.e. undecided, when a ball reaches 0)."""
+        from flint import arb  # noqa: PLC0415 (the slow path only)
+
+        t = arb(t)
+        return _vec(lambda v: v**t)(x)
 
     @staticmethod
     def minimum(x, c):

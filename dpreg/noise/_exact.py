@@ -562,12 +562,14 @@ def _rejection_in_order(prog, q, words, k, sign, values, vint, vfrac, todo, e, r
     return todo[t:]
 
 
-def _release_chunk(sampler, values, e, rng):
-    prog, q, m = sampler
-    n_rows = values.shape[0]
-    g = 2.0**e
-    # value / g exactly (a power-of-two scaling), split into integer and fractional parts so
-    # that x = frac + Y / g stays small and its cell is resolvable in float64
+def _split_values(values, e):
+    """``values / g`` split exactly into ``(vint, vfrac, exact)``, ``g = 2**e``.
+
+    ``vint`` is an integer-valued float and ``0 <= vfrac < 1``, so that ``x = vfrac + Y / g``
+    stays small and its cell is resolvable in float64. ``exact`` is None when every element
+    was scaled exactly, else a boolean mask: rows with a False entry must go to the exact
+    (arb) path (their ``vint``/``vfrac`` are 0).
+    """
     with np.errstate(all="ignore"):
         vg = values * 2.0**-e  # a power of two (e >= -1022): exact unless it over/underflows
         # scaling up (e <= 0) never rounds short of overflow, and the values are finite: one
@@ -581,14 +583,24 @@ def _release_chunk(sampler, values, e, rng):
         if not all_exact:
             # vg * g == values (so vg is finite) and, when scaling down (e > 0), vg normal or
             # 0 => vg = values / g exactly
-            exact = vg * g == values
+            exact = vg * 2.0**e == values
             if e > 0:
                 exact &= (vg == 0) | (np.abs(vg) >= 2.0**-1021)
-            all_exact = bool(exact.all())
-    if not all_exact:  # rows with such values go to the exact (arb) path
+            if bool(exact.all()):
+                exact = None
+    if exact is not None:
         vg = np.where(exact, vg, 0.0)
     vint = np.floor(vg)
     vfrac = vg - vint  # exact
+    return vint, vfrac, exact
+
+
+def _release_chunk(sampler, values, e, rng):
+    prog, q, m = sampler
+    n_rows = values.shape[0]
+    g = 2.0**e
+    vint, vfrac, exact = _split_values(values, e)
+    all_exact = exact is None
     if all_exact and getattr(prog, "propose", None) is not None:
         return _release_rejection(prog, q, values, vint, vfrac, e, rng)
     out = None
@@ -691,12 +703,13 @@ def release_gaussian(value, sigma, rng):
 
 
 def release_knorm(value, p, dim, sensitivity, epsilon, rng, polar=False, grid_bits=GRID_BITS):
-    """K-norm release for the l1 (``p=1``), l2 (``p=2``) and linf (``p=inf``) balls.
+    """K-norm release for the lp ball, ``1 <= p <= inf`` (l1, l2, linf and any other lp).
 
     ``value`` has shape ``(..., dim)``. The scale ``sensitivity / epsilon`` is rounded up.
     l1 uses iid Laplace coordinates (or, ``polar=True``, the ``r * U`` sampler with U uniform
     in the cross-polytope through normalised exponentials -- the same law); in dim 1 every
-    ball is [-1, 1] and the law is Laplace(scale), drawn as such. The grid is
+    ball is [-1, 1] and the law is Laplace(scale), drawn as such. Other p (``1 < p < inf``)
+    use the generalised-Gaussian rejection sampler of :mod:`dpreg.noise._exact_lp`. The grid is
     ``2**grid_exponent(scale, grid_bits)`` (see :func:`dpreg.noise._grid.grid_exponent`).
     """
     scale = _up(sensitivity / epsilon)
@@ -707,6 +720,10 @@ def release_knorm(value, p, dim, sensitivity, epsilon, rng, polar=False, grid_bi
         # K-norm density exp(-|x| / scale) is Laplace(scale) for l2 and linf too: the same
         # law through the fastest exact sampler
         return _release(_laplace(scale), rows.reshape(-1, 1), e, rng).reshape(arr.shape)[()]
+    if p not in (1, 2, math.inf):  # 1 < p < inf: the generalised-Gaussian rejection sampler
+        from ._exact_lp import release_lp  # noqa: PLC0415
+
+        return release_lp(rows, p, scale, e, rng).reshape(arr.shape)[()]
     sampler = {1: _knorm_l1_polar, 2: _knorm_l2, math.inf: _knorm_linf}[p](dim, scale)
     return _release(sampler, rows, e, rng).reshape(arr.shape)[()]
 
@@ -724,8 +741,9 @@ def release_flipped_huber(value, b, gamma, rng):
 
 
 def hardened_p(ball):
-    """The p of an l1/l2/linf ball (the balls with an exact grid release), else None."""
-    return ball.p if isinstance(ball, LpBall) and ball.p in (1.0, 2.0, math.inf) else None
+    """The p of an lp ball (every lp ball, ``1 <= p <= inf``, has an exact grid release), else
+    None (polytope and membership-oracle balls)."""
+    return ball.p if isinstance(ball, LpBall) else None
 
 
 def float_knorm_sample(ball, scale, n, rng):
