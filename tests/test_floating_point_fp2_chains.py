@@ -3,8 +3,9 @@
 KNG ``sampler="gibbs"`` and the median's ``sampler="hit_and_run"`` are Markov chains whose law
 is only close to the target; their float state is now rounded to the public grid of the exact
 sampler (no float low-bit patterns), and the warnings say that this certifies nothing. The
-lp (p not in {1, 2, inf}) objective-perturbation vector has no exact sampler: asking for it
-warns. Old code: the chains released raw float states (off the grids), and no lp warning.
+lp (p not in {1, 2, inf}) objective-perturbation vector is now an exact grid release too
+(``dpreg.noise._exact_lp``), so no norm warns. Old code: the chains released raw float states
+(off the grids).
 """
 
 from __future__ import annotations
@@ -122,15 +123,11 @@ def test_round_relative_is_nearest_on_the_grid():
 
 
 # ------------------------------------------------------------------------------ lp OP
-def test_lp_objective_perturbation_warns_and_hardened_norms_do_not():
+def test_no_objective_perturbation_norm_warns():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(80, 2))
     y = (X[:, 0] > 0).astype(int)
-    with pytest.warns(PrivacyLeakWarning, match="no exact sampler"):
-        ObjectivePerturbationLogistic(norm=3, bounds_X=(-1, 1), classes=[0, 1], random_state=0).fit(
-            X, y
-        )
-    for norm in ("linf", "auto", 2.0):
+    for norm in ("linf", "auto", 2.0, 3, 1.5):
         with warnings.catch_warnings():
             warnings.simplefilter("error", PrivacyLeakWarning)
             ObjectivePerturbationLogistic(

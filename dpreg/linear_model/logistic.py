@@ -178,16 +178,13 @@ def _perturbation(norm, dim, sensitivity, epsilon, rng):
     point is certified against the exact minimiser for ``b_ideal``, so the proof's continuous
     change of variables applies to the ideal b (``docs/floating_point.md``, section 5).
 
-    An lp norm with p not in {1, 2, inf} has no exact sampler: b is then the plain float
-    ``r * U`` draw, not certified against the ideal one (``floating_point_safe=False`` of
-    :class:`~dpreg.noise.KNormMechanism`; docs, section 5).
+    An lp norm with p not in {1, 2, inf} (``norm`` a float p) goes through the exact lp
+    release (:mod:`dpreg.noise._exact_lp`: generalised-Gaussian coordinates by exact
+    rejection), on the same grid with the same charged shift.
     """
-    from ..noise._exact import float_knorm_sample, release_knorm  # noqa: PLC0415
+    from ..noise._exact import release_knorm  # noqa: PLC0415
 
-    p = {"l1": 1, "l2": 2, "linf": np.inf}.get(norm)
-    if p is None:
-        mech = KNormMechanism(norm, dim, sensitivity, epsilon, random_state=rng)
-        return float_knorm_sample(mech.ball, mech.scale, 1, rng)[0]
+    p = {"l1": 1, "l2": 2, "linf": np.inf}.get(norm, norm)
     bits = perturbation_grid(dim, sensitivity, epsilon).bits
     return release_knorm(np.zeros(dim), p, dim, sensitivity, epsilon, rng, grid_bits=bits)
 
@@ -212,9 +209,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         parameter, and ``"auto"`` picks the smallest noise second moment among ``"l1_linf"``
         (the class-wise norm ``sum_k max_j |V_kj|`` of :mod:`dpreg.linear_model._multinomial`,
         the choice unless m K is tiny), ``"linf"`` and ``"l2"``; ``"l1_linf"`` is accepted
-        only there. Every named norm draws V as an exact grid release
-        (``docs/floating_point.md``, section 5a; a float p outside {1, 2, inf} is not
-        hardened, as for the binary model). With K > 2 classes ``norm="auto"`` is the
+        only there. Every norm (named, or a float p >= 1) draws V as an exact grid release
+        (``docs/floating_point.md``, section 5a). With K > 2 classes ``norm="auto"`` is the
         more accurate choice (the class-wise noise; measured ahead of the default on iris,
         wine, glass and digits, ``docs/objective_perturbation.md``, section 2b); the default
         stays ``"linf"`` (the fixed API).
@@ -392,16 +388,6 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 f"epsilon must be at least {_MIN_EPSILON:g} for this estimator, got {epsilon!r}."
             )
         norm = check_norm(self.norm, allowed=("l1", "l2", "linf", "auto", ROWS), allow_ball=False)
-        if not isinstance(norm, str):  # an lp norm, p not in {1, 2, inf}: asked for explicitly
-            warnings.warn(
-                f"norm={self.norm!r}: the lp perturbation vector (p not in 1, 2, inf) has no "
-                "exact sampler; it is a float64 draw whose deviation from the ideal draw is "
-                "not certified, so the guarantee is not floating-point safe "
-                "(docs/floating_point.md). norm='linf' (default), 'l2', 'l1' or 'auto' are "
-                "hardened.",
-                PrivacyLeakWarning,
-                stacklevel=3,
-            )
         if not (isinstance(self.q, str) and self.q == "auto"):
             if isinstance(self.q, bool) or not isinstance(self.q, numbers.Real):
                 raise ValueError(f"q must be a number in (0, 1) or 'auto', got {self.q!r}.")

@@ -5,8 +5,8 @@ For K-norm mechanisms with sensitivities Delta_K, the mechanism whose scaled bal
 smaller norm in every direction up to a linear change of variables; it is the natural default.
 ``vol(Delta K) = Delta^m vol(K)``, so we compare ``m log Delta_K + log vol(K)``.
 
-Floating point comes first: only the l1, l2 and linf balls have an exact grid release
-(``KNormMechanism.floating_point_safe``; ``docs/floating_point.md``). lp (other p), polytope and
+Floating point comes first: only the lp balls (any ``1 <= p <= inf``) have an exact grid
+release (``KNormMechanism.floating_point_safe``; ``docs/floating_point.md``). Polytope and
 membership-oracle balls are snapped to the grid but not certified, so by default the volume
 order only decides among the hardened candidates, and a non-hardened one is chosen only when
 no candidate is hardened (or when the caller opts out with
@@ -31,7 +31,7 @@ def log_scaled_volume(norm, sensitivity, dim):
 def choose_norm(candidates, sensitivities, dim=None, prefer_floating_point_safe=True):
     """Return the candidate norm whose scaled ball ``Delta_K K`` has the smallest volume.
 
-    By default only among the floating-point-safe candidates (l1, l2, linf) when there is one.
+    By default only among the floating-point-safe candidates (lp balls) when there is one.
 
     Parameters
     ----------
@@ -42,9 +42,9 @@ def choose_norm(candidates, sensitivities, dim=None, prefer_floating_point_safe=
     dim : int, optional
         Dimension; required when a candidate is given by name or p (balls carry their own).
     prefer_floating_point_safe : bool, default=True
-        If any candidate is an l1, l2 or linf ball (an exact, certified grid release), choose
-        among those only: an lp, polytope or membership-oracle ball may have a smaller volume
-        but its release is not certified on real hardware (``docs/floating_point.md``).
+        If any candidate is an lp ball, ``1 <= p <= inf`` (an exact, certified grid release),
+        choose among those only: a polytope or membership-oracle ball may have a smaller
+        volume but its release is not certified on real hardware (``docs/floating_point.md``).
         ``False`` applies the volume order to every candidate.
 
     Returns
@@ -61,10 +61,15 @@ def choose_norm(candidates, sensitivities, dim=None, prefer_floating_point_safe=
     >>> m = 5  # a statistic whose sensitivity space is the cube [-1, 1]^5
     >>> choose_norm(["l1", "l2", "linf"], [m, m ** 0.5, 1.0], dim=m)
     'linf'
-    >>> choose_norm(["l2", 1.5], [1.0, 0.5], dim=2)  # l_1.5 is smaller but not hardened
-    'l2'
-    >>> choose_norm(["l2", 1.5], [1.0, 0.5], dim=2, prefer_floating_point_safe=False)
+    >>> choose_norm(["l2", 1.5], [1.0, 0.5], dim=2)  # every lp ball is hardened
     1.5
+    >>> import numpy as np
+    >>> from dpreg.noise import PolytopeBall
+    >>> square = PolytopeBall(vertices=np.array([[-1, -1], [-1, 1], [1, -1], [1, 1]]))
+    >>> choose_norm(["l2", square], [1.0, 0.5], dim=2)  # the square is smaller, not hardened
+    'l2'
+    >>> choose_norm(["l2", square], [1.0, 0.5], dim=2, prefer_floating_point_safe=False) is square
+    True
     """
     candidates, sensitivities = list(candidates), list(sensitivities)
     if not candidates or len(candidates) != len(sensitivities):

@@ -88,13 +88,15 @@ def test_errors():
 
 
 def test_auto_prefers_floating_point_safe_balls():
-    """Issue 11: lp (p not in {1, 2, inf}) and polytopes are not certified on real hardware,
-    so a hardened candidate wins even against a smaller uncertified ball; with only
-    uncertified candidates the volume order still decides."""
+    """Issue 11: polytopes are not certified on real hardware, so a hardened candidate wins
+    even against a smaller uncertified ball; every lp ball is hardened now (exact lp release),
+    so the volume order decides among them."""
     m = 4
-    assert choose_norm(["l2", 3.0], [math.sqrt(m), 1.0], dim=m) == "l2"
+    cube = PolytopeBall(vertices=np.array(list(itertools.product([-1.0, 1.0], repeat=m))))
+    assert choose_norm(["l2", cube], [math.sqrt(m), 0.5], dim=m) == "l2"
     assert (
-        choose_norm(["l2", 3.0], [math.sqrt(m), 1.0], dim=m, prefer_floating_point_safe=False)
-        == 3.0
+        choose_norm(["l2", cube], [math.sqrt(m), 0.5], dim=m, prefer_floating_point_safe=False)
+        is cube
     )
-    assert choose_norm([3.0, 1.5], [1.0, 1.0], dim=m) == 1.5  # smaller volume, none hardened
+    assert choose_norm(["l2", 3.0], [math.sqrt(m), 1.0], dim=m) == 3.0
+    assert choose_norm([3.0, 1.5], [1.0, 1.0], dim=m) == 1.5  # smaller volume, both hardened
