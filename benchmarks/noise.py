@@ -110,7 +110,9 @@ def _samplers(dim):
     s["l1 (polar r*U)"] = KNormMechanism("l1", dim, 1.0, 1.0, 0, method="polar").sample
     s["l2"] = KNormMechanism("l2", dim, 1.0, 1.0, random_state=0).sample
     s["linf"] = KNormMechanism("linf", dim, 1.0, 1.0, random_state=0).sample
-    s["l3 (BGMN)"] = KNormMechanism(3, dim, 1.0, 1.0, random_state=0).sample
+    # lp, p not in {1, 2, inf}: the exact generalised-Gaussian rejection release
+    s["l1.5"] = KNormMechanism(1.5, dim, 1.0, 1.0, random_state=0).sample
+    s["l3"] = KNormMechanism(3, dim, 1.0, 1.0, random_state=0).sample
     lap = LaplaceMechanism(1.0, 1.0, random_state=0)
     s["laplace (scalar mech)"] = lambda n: lap.sample((n, dim))
     g = GaussianMechanism(1.0, DELTA, 1.0, random_state=0)
@@ -121,8 +123,9 @@ def _samplers(dim):
     rng = np.random.default_rng(0)
     s["laplace (old float)"] = lambda n: rng.laplace(0.0, 1.0, (n, dim))
     s["gaussian (old float)"] = lambda n, sd=g.sigma: rng.normal(0.0, sd, (n, dim))
-    for name in ("l2", "linf"):
+    for name in ("l2", "linf", 1.5, 3):  # the old lp rows: BGMN's float r * U sampler
         ball = KNormMechanism(name, dim, 1.0, 1.0).ball
+        name = name if isinstance(name, str) else f"l{name}"
         s[f"{name} (old float)"] = lambda n, b=ball: _exact.float_knorm_sample(b, 1.0, n, rng)
     if h is not None:
         # the old float sampler of the same law (scipy's Laplace when the Laplace limit wins)
@@ -194,6 +197,8 @@ def run(quick: bool = False) -> pd.DataFrame:
         "gaussian": "gaussian (old float)",
         "l2": "l2 (old float)",
         "linf": "linf (old float)",
+        "l1.5": "l1.5 (old float)",
+        "l3": "l3 (old float)",
         "flipped_huber": "flipped_huber (old float)",
     }
     ratio = pd.DataFrame(

@@ -135,7 +135,9 @@ def _on_grid(x, step):
     return bool(np.all(x == np.round(x)))
 
 
-@pytest.mark.parametrize("norm,p", [("linf", math.inf), ("l2", 2), ("l1", 1)])
+@pytest.mark.parametrize(
+    "norm,p", [("linf", math.inf), ("l2", 2), ("l1", 1), (3.0, 3.0), (1.5, 1.5)]
+)
 def test_perturbation_vector_is_an_exact_grid_release(norm, p):
     """b lies on its public grid and has the ideal law (KS of ||b||_K ~ Gamma(dim, scale))."""
     dim, sens, eps = 3, 2.0, 0.5
