@@ -757,9 +757,9 @@ def float_knorm_sample(ball, scale, n, rng):
 
 
 def release_knorm_ball(value, ball, sensitivity, epsilon, rng, polar=False):
-    """K-norm release for any ball: exact for l1/l2/linf, else grid-snapped (uncertified).
+    """K-norm release for any ball: exact for lp balls, else grid-snapped (uncertified).
 
-    For lp (p not in {1, 2, inf}), polytope and membership-oracle balls the sample is the
+    For polytope and membership-oracle balls the sample is the
     float64 ``r * U`` draw snapped to the same grid; this removes the low-bit patterns of
     the float sum that the distinguisher tests look for, but it is *not* certified (the cell
     of the float draw may differ from the ideal one, by an amount nobody has bounded).

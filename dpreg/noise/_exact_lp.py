@@ -168,13 +168,27 @@ def _accepted(count, p, c, rng):
 # ---------------------------------------------------------------------------------------------
 # the rows
 # ---------------------------------------------------------------------------------------------
+#: Above this p the row norm is computed as ``c ||E / c||_p`` (c the row's largest midpoint):
+#: ``E^p`` underflows for large p (``E^1000 = 0`` for E < 0.48), which would leave the row
+#: undecided. Below it ``E >= 2^-54`` gives ``E^p >= 2^-864``: no underflow.
+_RESCALE_P = 16.0
+
+
 def _row_cells(kR, S, mag, y, p, scale, inv_g, frac):
-    """Float cells of ``frac + R S E / ||E||_p / g`` per row and whether each is certain."""
+    """Float cells of ``frac + R S E / ||E||_p / g`` per row and whether each is certain.
+
+    ``||E||_p = c ||E / c||_p`` for any real ``c > 0``; for large p we take the exact float
+    ``c = max_i fl(E_i)`` of the row (the division by an exact float is a ball operation).
+    """
     from ._ballarith import _Ball  # noqa: PLC0415
 
     fb = _FloatBackend
     R = fb.gamma_sum(kR) * scale
-    nrm = fb.pow(fb.sum(y, axis=1), 1.0 / p)
+    if p > _RESCALE_P:
+        c = np.max(mag.m, axis=1, keepdims=True)
+        nrm = fb.pow(fb.sum(fb.pow(mag / c, p), axis=1), 1.0 / p) * c
+    else:
+        nrm = fb.pow(fb.sum(y, axis=1), 1.0 / p)
     F = R / nrm
     X = _Ball(mag.m * S, mag.r) * F  # a sign flip is exact
     return _fast_cells(X, inv_g, frac)

@@ -91,7 +91,7 @@ class KNormMechanism:
 
     @property
     def floating_point_safe(self):
-        """Whether ``randomise`` is certified on real hardware (l1, l2 and linf balls).
+        """Whether ``randomise`` is certified on real hardware (every lp ball, 1 <= p <= inf).
 
         Other balls are snapped to the same grid but not certified: see
         ``docs/floating_point.md``.
@@ -106,7 +106,7 @@ class KNormMechanism:
     def randomise(self, value):
         """Return ``value + noise`` (``value`` has ``dim`` entries) on a public grid.
 
-        For the l1, l2 and linf balls the output is exactly the ideal mechanism's output
+        For lp balls (any p) the output is exactly the ideal mechanism's output
         rounded to a power-of-two grid (floating-point safe, ``docs/floating_point.md``);
         ``value`` must be finite. l1 uses iid Laplace coordinates (same law) unless
         ``method="polar"``.

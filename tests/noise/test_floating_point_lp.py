@@ -94,6 +94,22 @@ def test_lp_release_has_the_ideal_law(p, dim):
     assert stats.ks_2samp(np.abs(z[:, 0]) / r, np.abs(ref[:, 0]) / rr).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("p", [40.0, 1000.0])
+def test_large_p_release_has_the_ideal_radius_and_rarely_needs_arb(p, monkeypatch):
+    """Large p (E^p underflows in floats): the row norm is rescaled; ||z||_p ~ Gamma(3)
+    (computed in log space) and few rows go to arb."""
+    rows = []
+    slow_row = lp._slow_row
+    monkeypatch.setattr(lp, "_slow_row", lambda *a: rows.append(1) or slow_row(*a))
+    z = KNormMechanism(p, 3, 1.0, 1.0, random_state=21).sample(10_000)
+    lz = np.log(np.abs(z))
+    top = lz.max(axis=1, keepdims=True)
+    r = np.exp(top[:, 0] + np.log(np.sum(np.exp(p * (lz - top)), axis=1)) / p)
+    assert stats.kstest(r, stats.gamma(3).cdf).pvalue > 1e-3
+    assert stats.kstest(r, stats.gamma(3, scale=1.05).cdf).pvalue < 1e-3
+    assert len(rows) < 100
+
+
 def test_lp_release_is_on_the_charged_grid_and_not_a_coarser_one():
     rng = np.random.default_rng(7)
     for p, dim in ((1.5, 3), (3.0, 5)):
@@ -207,11 +223,11 @@ def test_pow_enclosure_check_fails_with_too_small_radii():
     assert _pow_enclosure_failures(2.0**-12) > 0
 
 
-def _row_cell_mismatches(rows=300, bits=36):
+def _row_cell_mismatches(rows=300, bits=36, p=3.0):
     """Rows whose float cells are all 'certain' on a fine grid (``2^-bits`` of the scale),
     checked against the exact value at a random point of the uniforms' intervals (arb)."""
     rng = np.random.default_rng(15)
-    p, m, scale = 3.0, 3, 1.0
+    m, scale = 3, 1.0
     e = grid_exponent(scale, bits)
     c = lp.gg_shift(p)
     k1, S, (mm, mr), (ym, yr), _ = lp._accepted(rows * m, p, c, rng)
@@ -251,8 +267,9 @@ def _row_cell_mismatches(rows=300, bits=36):
     return bad, checked
 
 
-def test_float_row_cells_agree_with_exact_arithmetic():
-    bad, checked = _row_cell_mismatches()
+@pytest.mark.parametrize("p", [3.0, 40.0])  # 40: the rescaled norm c ||E / c||_p
+def test_float_row_cells_agree_with_exact_arithmetic(p):
+    bad, checked = _row_cell_mismatches(p=p)
     assert checked > 300
     assert bad == 0
 
