@@ -367,3 +367,17 @@ def test_lp_fit_sees_a_grid_vector(monkeypatch):
     assert norm == 1.5
     step = perturbation_grid(dim, sens, eps).step
     assert np.all(V / step == np.round(V / step))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("p", "dim"), [(1.5, 3), (3.0, 5), (1.5, 20)])
+def test_lp_low_bit_distinguisher_long(p, dim):
+    """The long form: 20,000 releases a side, every coordinate's events."""
+    n = 20_000
+    mech = KNormMechanism(p, dim, 1.0, 1.0, random_state=31)
+    shift = np.zeros(dim)
+    shift[0] = 1.0
+    v0 = np.zeros((n, dim))
+    z0, z1 = mech.randomise(v0), mech.randomise(v0 + shift)
+    for j in (0, dim - 1):
+        assert _suite._dp_violations(z0[:, j], z1[:, j], 1.0, 0.0) == {}
