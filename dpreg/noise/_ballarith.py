@@ -235,8 +235,8 @@ class _FloatBackend:
         2^-19)``: for ``t >= 1``, ``(1 + rho)^(t-1) <= exp(2^-20)``; for ``t < 1``, ``(1 -
         rho)^(t-1) <= 1 / (1 - rho) <= 1 + 2 rho``. ``a = np.power(m, t)`` is within ``a
         2^-44`` of ``m^t`` (the stated libm assumption; ``m^(t-1) = a / m`` up to that and
-        one rounding, covered by taking ``1 + 2^-18``). A larger rho, ``m <= 0`` or NaN gives
-        an infinite radius (undecided, never wrong).
+        one rounding, covered by taking ``1 + 2^-18``). A larger rho, ``m <= 0``, an infinite
+        radius or NaN gives an infinite radius (undecided, never wrong).
         """
         with np.errstate(all="ignore"):
             a = np.power(x.m, t)
@@ -246,7 +246,7 @@ class _FloatBackend:
             d *= _GROW
             d += a * (_LIBM_REL + _OP)
             d += _TINY
-            ok = x.r * max(t, 1.0) <= x.m * 2.0**-20  # False for NaN
+            ok = (x.r * max(t, 1.0) <= x.m * 2.0**-20) & np.isfinite(x.r)  # False for NaN
         return _Ball(a, np.where(ok, d, np.inf))
 
     @staticmethod

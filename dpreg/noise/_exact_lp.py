@@ -77,16 +77,20 @@ def _propose_float(k1, k2, p, c):
 
     The margin ``E' - (E^p - E + c)`` is a ball; a certain sign decides. ``E^p`` overflowing
     (``pow`` returns inf only when the real power exceeds the largest float, up to the libm
-    error) with a tight ball of E and a finite E' (``k2 > 0``: ``E' <= 53 ln 2``) is a sure
-    reject: the real margin is below ``37 + E - 1e308``.
+    error) with a tight, finite ball of E and a finite E' (``k2 > 0``: ``E' <= 53 ln 2``) is a
+    sure reject: the real power is above ``2^1022`` (``(1 - r/E)^p >= 1 - 2^-20``), so the
+    real margin is below ``37 + E - 2^1022``.
     """
     fb = _FloatBackend
-    mag = fb.neglog(k1)
-    y = fb.pow(mag, p)
-    margin = fb.neglog(k2) - ((y - mag) + c)
-    sign = _fast_sign(margin)
+    with np.errstate(all="ignore"):  # k = 0 gives infinite (undecided) balls
+        mag = fb.neglog(k1)
+        y = fb.pow(mag, p)
+        margin = fb.neglog(k2) - ((y - mag) + c)
+        sign = _fast_sign(margin)
     with np.errstate(invalid="ignore"):
-        huge = np.isinf(y.m) & (mag.r * max(p, 1.0) <= mag.m * 2.0**-20) & (k2 > 0)
+        # (a finite radius: k1 = 0 gives E in [36.7, inf), whose power need not be huge)
+        tight = np.isfinite(mag.r) & (mag.r * max(p, 1.0) <= mag.m * 2.0**-20)
+        huge = np.isinf(y.m) & tight & (k2 > 0)
     sign = np.where(huge, -1, sign)
     return mag, y, sign
 

@@ -223,6 +223,62 @@ def test_pow_enclosure_check_fails_with_too_small_radii():
     assert _pow_enclosure_failures(2.0**-12) > 0
 
 
+def _accept_mismatches(p, sign_of=None):
+    """Proposals (random and adversarial keys: k = 0, 1, 2, near 2^53, 2^52, ...) whose float
+    accept sign is sure, checked against the exact margin (arb) at random points of both
+    uniforms' intervals; returns (wrong, checked, undecided k1 = 0 proposals wrongly decided)."""
+    rng = np.random.default_rng(22)
+    words = _suite._adversarial_words(rng, 400, 2)
+    k = ex._keys(words)
+    c = lp.gg_shift(p)
+    _, _, sign = lp._propose_float(k[:, 0], k[:, 1], p, c)
+    if sign_of is not None:
+        sign = sign_of(k, p, c)
+    wrong = checked = 0
+    old = ctx.prec
+    ctx.prec = 300
+    try:
+        for i in np.flatnonzero(sign != 0):
+            for _ in range(2):
+                u = [
+                    (arb(int(kk)) + arb(int(random_words(rng, 1)[0])) / arb(2) ** 64) / arb(2) ** 53
+                    for kk in k[i]
+                ]
+                e1, e2 = -u[0].log(), -u[1].log()
+                margin = e2 - (e1 ** arb(p) - e1 + arb(c))
+                checked += 1
+                if (sign[i] > 0 and not margin > 0) or (sign[i] < 0 and not margin < 0):
+                    wrong += 1
+    finally:
+        ctx.prec = old
+    return wrong, checked
+
+
+@pytest.mark.parametrize("p", [1.0001, 1.5, 3.0, 1000.0])
+def test_float_accept_decisions_agree_with_exact_arithmetic(p):
+    wrong, checked = _accept_mismatches(p)
+    assert checked > 400
+    assert wrong == 0
+
+
+def test_accept_check_catches_an_unsound_sure_reject():
+    """Control: the overflow rule without its finiteness guard (a first draft of this code)
+    calls ``k1 = 0`` proposals (E in [36.7, inf)) sure rejects; near p = 1 many of them are
+    accepts, and the same check catches it."""
+
+    def unguarded(k, p, c):
+        fb = _FloatBackend
+        with np.errstate(all="ignore"):
+            mag = fb.neglog(k[:, 0])
+            y = fb.pow(mag, p)
+            sign = ex._fast_sign(fb.neglog(k[:, 1]) - ((y - mag) + c))
+            huge = (np.isinf(y.m) | np.isnan(y.r)) & (mag.r * p <= mag.m * 2.0**-20)
+        return np.where(huge & (k[:, 1] > 0), -1, sign)
+
+    wrong, _ = _accept_mismatches(1.0001, unguarded)
+    assert wrong > 0
+
+
 def _row_cell_mismatches(rows=300, bits=36, p=3.0):
     """Rows whose float cells are all 'certain' on a fine grid (``2^-bits`` of the scale),
     checked against the exact value at a random point of the uniforms' intervals (arb)."""
