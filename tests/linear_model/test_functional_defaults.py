@@ -71,7 +71,29 @@ def test_default_plan_is_data_independent_and_uses_the_public_floor():
     for m in fits:
         ns = m.noisy_statistics_
         assert m.split_ == plan.split == default_split(Layout(3, True))
-        assert ns.lam == RIDGE_FACTOR * math.sqrt(4.0) * plan.gram_std
+        assert ns.lam == RIDGE_FACTOR["blocks"] * math.sqrt(4.0) * plan.gram_std
+
+
+def test_auto_floor_factor_follows_the_release():
+    # 1.5 for the (default) l_inf blocks, 3 for joint releases (Gaussian with delta, joint K-norm)
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (400, 20))
+    y = X.sum(axis=1) + rng.normal(size=400)
+    acc = BudgetAccountant(epsilon=float("inf"), delta=1.0)
+    for kw, release, factor in (
+        ({}, "blocks", 1.5),
+        ({"delta": 1e-6}, "joint", 3.0),  # p = 20: the Gaussian wins the proxy
+        ({"release": "joint"}, "joint", 3.0),
+        ({"ridge_factor": 0.7}, "blocks", 0.7),
+    ):
+        m = FunctionalLinearRegression(
+            epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-25, 25), accountant=acc, **kw
+        ).fit(X, y)
+        ns = m.noisy_statistics_
+        assert m.release_ == release
+        assert ns.lam == pytest.approx(factor * math.sqrt(21.0) * ns.plan.gram_std, rel=1e-12)
+    with pytest.raises(ValueError, match="ridge_factor"):
+        FunctionalLinearRegression(ridge_factor="big").fit(X, y)
 
 
 def _diabetes_r2(params, eps, draws=30):
