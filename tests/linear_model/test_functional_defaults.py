@@ -122,3 +122,16 @@ def test_defaults_beat_the_previous_defaults_on_diabetes(eps):
     r = (kg / ky / 11.0) ** (1.0 / 3.0)
     old = dict(split=r / (1 + r), ridge_factor=3.0)
     assert _diabetes_r2({}, eps) > _diabetes_r2(old, eps) + 0.02
+
+
+def test_mechanism_choice_with_delta_is_unchanged_by_the_new_split():
+    # the delta > 0 choice ranks an automatic block split at the worst-case-optimal split, so
+    # the re-tuned split changes no decision; these are the decisions of the previous code
+    # (computed with it; these cells sit next to a switch, where a changed split would move it)
+    expected = {
+        (1, 0.25): "knorm", (5, 0.05): "gaussian", (5, 0.1): "knorm", (9, 0.5): "gaussian",
+        (9, 1.0): "knorm", (11, 1.0): "gaussian", (12, 2.0): "knorm", (20, 4.0): "gaussian",
+        (20, 8.0): "knorm",
+    }  # fmt: skip
+    for (p, eps), mech in expected.items():
+        assert make_plan(Layout(p, True), eps, 1e-6).mechanism == mech, (p, eps)
