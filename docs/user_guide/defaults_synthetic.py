@@ -15,16 +15,12 @@ import numpy as np
 from benchmarks.linear import BOUNDS_X, BOUNDS_Y, EPS_GRID, P, ols_with_ci, simulate
 from dpreg import BudgetAccountant, FunctionalLinearRegression
 from dpreg.linear_model._functional_sensitivity import Layout
-from dpreg.linear_model.functional import sufficient_statistics
+from dpreg.linear_model.functional import split_for_weight, sufficient_statistics
 
 
 def previous_split(p):
     """``default_split`` with the worst-case weight 1 / (p + 1) (before issue 14's tuning)."""
-    layout = Layout(p, True)
-    kg = (layout.d_gram + 1.0) * (layout.d_gram + 2.0)
-    ky = (layout.d_target + 1.0) * (layout.d_target + 2.0)
-    r = (kg / ky / (p + 1.0)) ** (1.0 / 3.0)
-    return r / (1.0 + r)
+    return split_for_weight(Layout(p, True), 1.0 / (p + 1.0))
 
 
 warnings.simplefilter("ignore")

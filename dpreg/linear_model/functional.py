@@ -309,9 +309,14 @@ def default_split(layout):
     With ``k = (m+1)(m+2)`` per block the minimiser is
     ``epsilon_G / epsilon_y = (c k_G / k_y)^{1/3}``.
     """
+    return split_for_weight(layout, gram_weight(layout.p))
+
+
+def split_for_weight(layout, weight):
+    """The Gram share ``s`` minimising ``sigma_y^2 + weight * sigma_G^2`` (closed form)."""
     kg = (layout.d_gram + 1.0) * (layout.d_gram + 2.0)
     ky = (layout.d_target + 1.0) * (layout.d_target + 2.0)
-    ratio = (gram_weight(layout.p) * kg / ky) ** (1.0 / 3.0)
+    ratio = (weight * kg / ky) ** (1.0 / 3.0)
     return ratio / (1.0 + ratio)
 
 
@@ -444,10 +449,7 @@ def _choice_proxy(plan, layout, epsilon, split):
     """
     w = 1.0 / (layout.p + 1.0)
     if plan.release == "blocks" and isinstance(split, str):
-        kg = (layout.d_gram + 1.0) * (layout.d_gram + 2.0)
-        ky = (layout.d_target + 1.0) * (layout.d_target + 2.0)
-        r = (w * kg / ky) ** (1.0 / 3.0)
-        s = r / (1.0 + r)
+        s = split_for_weight(layout, w)
         sg = linf_noise_std(layout.d_gram, 2.0, s * epsilon)
         sy = linf_noise_std(layout.d_target, 2.0, (1.0 - s) * epsilon)
         return sy**2 + w * sg**2

@@ -23,6 +23,7 @@ from dpreg.linear_model.functional import (
     gram_weight,
     linf_noise_std,
     make_plan,
+    split_for_weight,
     sufficient_statistics,
 )
 
@@ -50,10 +51,7 @@ def test_default_split_gives_the_target_more_than_the_worst_case_weight():
     assert 0 < GRAM_WEIGHT < 1
     for p in (1, 5, 20):
         layout = Layout(p, True)
-        kg = (layout.d_gram + 1.0) * (layout.d_gram + 2.0)
-        ky = (layout.d_target + 1.0) * (layout.d_target + 2.0)
-        r = (kg / ky / (p + 1.0)) ** (1.0 / 3.0)
-        assert 0.1 < default_split(layout) < r / (1 + r)
+        assert 0.1 < default_split(layout) < split_for_weight(layout, 1.0 / (p + 1.0))
 
 
 def test_default_plan_is_data_independent_and_uses_the_public_floor():
@@ -116,11 +114,7 @@ def test_defaults_beat_the_previous_defaults_on_diabetes(eps):
     # the previous defaults: worst-case split weight (GRAM_WEIGHT = 1) and ridge_factor 3.
     # measured (this train/test split, 30 draws): median R^2 0.087 vs 0.056 at epsilon 1,
     # 0.265 vs 0.181 at epsilon 4
-    layout = Layout(10, True)
-    kg = (layout.d_gram + 1.0) * (layout.d_gram + 2.0)
-    ky = (layout.d_target + 1.0) * (layout.d_target + 2.0)
-    r = (kg / ky / 11.0) ** (1.0 / 3.0)
-    old = dict(split=r / (1 + r), ridge_factor=3.0)
+    old = dict(split=split_for_weight(Layout(10, True), 1.0 / 11.0), ridge_factor=3.0)
     assert _diabetes_r2({}, eps) > _diabetes_r2(old, eps) + 0.02
 
 
