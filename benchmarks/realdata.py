@@ -17,9 +17,9 @@ Other engineers' rows are merged when their modules exist: ``benchmarks.realdata
 and ``benchmarks.realdata_location`` each expose ``run(quick) -> list[dict]`` whose dicts carry
 at least ``dataset``, ``epsilon``, ``method`` and ``score`` (plus ``task`` and ``metric``).
 
-Run: ``python -m benchmarks.realdata [--quick | --full]``; writes ``realdata.csv``,
-``realdata.png`` and ``realdata.md`` to ``benchmarks/results/`` (``results/quick/`` with
-``--quick``).
+Run: ``python -m benchmarks.realdata [--quick | --full] [--regression-only]``; writes
+``realdata.csv``, ``realdata.png`` and ``realdata.md`` to ``benchmarks/results/``
+(``results/quick/`` with ``--quick``). ``--regression-only`` leaves out the optional modules.
 """
 
 from __future__ import annotations
@@ -128,10 +128,10 @@ def run_regression(quick=False, names=None, eps_grid=None, reps=None):
     return rows
 
 
-def collect(quick=False):
+def collect(quick=False, regression_only=False):
     """Regression rows plus the rows of the optional logistic and location modules."""
     rows = run_regression(quick)
-    for mod in OPTIONAL:
+    for mod in () if regression_only else OPTIONAL:
         try:
             other = importlib.import_module(mod)
         except ImportError:
@@ -141,14 +141,15 @@ def collect(quick=False):
     return pd.DataFrame(rows)
 
 
-def run(quick=False):
+def run(quick=False, regression_only=False):
     """Run the matrix and write ``realdata.csv``, ``.png`` and ``.md`` (the suite's entry)."""
     t0 = time.perf_counter()
-    df = collect(quick)
+    df = collect(quick, regression_only)
     text = summary(df)
     print(text)
     save(df, "realdata", fig=plot(df), quick=quick)
     cmd = "python -m benchmarks.realdata" + (" --quick" if quick else "")
+    cmd += " --regression-only" if regression_only else ""
     took = f"{time.perf_counter() - t0:.0f} s wall time on a shared, loaded 2-core machine"
     head = f"# Real-data matrix\n\nProduced by `{cmd}` ({took}).\n\n"
     (results_dir(quick) / "realdata.md").write_text(head + text + "\n")
@@ -263,8 +264,12 @@ def plot(df):
 
 
 def main(argv=None):
-    args = cli_parser(__doc__).parse_args(argv)
-    run(quick=args.quick)
+    parser = cli_parser(__doc__)
+    parser.add_argument(
+        "--regression-only", action="store_true", help="skip the optional logistic/location rows"
+    )
+    args = parser.parse_args(argv)
+    run(quick=args.quick, regression_only=args.regression_only)
 
 
 if __name__ == "__main__":
