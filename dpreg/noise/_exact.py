@@ -206,15 +206,34 @@ def _gaussian_pairs(bk, A, B):
 
 
 def _knorm_l2(m, scale):
-    """``R * G / ||G||_2``: R ~ Gamma(m, scale), G standard Gaussian (uniform direction)."""
+    """``R * G / ||G||_2``: R ~ Gamma(m, scale), G an m-vector of iid centred Gaussians.
+
+    The direction comes from Marsaglia's polar pairs (no trigonometry): ``(u, v)`` uniform in
+    the unit disc, ``s = u^2 + v^2``; then ``(u, v) sqrt(-log s / s)`` are two iid N(0, 1/2)
+    (Marsaglia & Bray 1964; the constant factor cancels in ``G / ||G||``). Coordinates are
+    ``[u_1 .. u_p, v_1 .. v_p][:m]`` with ``p = ceil(m / 2)`` pairs (odd m drops ``v_p``).
+    Uniforms: the m of R, then ``u_1 .. u_p``, then ``v_1 .. v_p``; every pair is certainly
+    inside the disc (``prog.chunk`` draws pairs by exact rejection before they reach a row).
+    ``prog`` is the reference program (both backends; arb on the slow path); the fast path
+    is the fused ``_l2_fused``.
+    """
     p = (m + 1) // 2
 
     def prog(bk, U, S):
         R = bk.gamma_sum(U[:, :m]) * scale
-        G = _gaussian_pairs(bk, U[:, m : m + p], U[:, m + p :])[:, :m]
+        u, v = bk.centred(U[:, m : m + p]), bk.centred(U[:, m + p :])
+        s = u * u + v * v
+        h = bk.sqrt(bk.nlog(s) / s)
+        G = bk.concat([u * h, v * h], axis=1)[:, :m]
         # one row factor R / ||G|| times G: fewer per-coordinate operations than R * (G / ||G||)
         return (R / bk.sqrt(bk.sum(G * G, axis=1))) * G, None
 
+    def chunk(values, vint, vfrac, exact, e, rng):
+        from ._exact_l2 import _l2_chunk  # (imports this module)
+
+        return _l2_chunk(prog, m, scale, values, vint, vfrac, exact, e, rng)
+
+    prog.chunk = chunk
     return prog, m + 2 * p, m
 
 
@@ -436,22 +455,29 @@ def _fast_sign(a):
 
 def _slow_row(prog, q, words, value, e, rng, has_accept):
     """Refine one row in arb until decided: returns the integer cells, or None (rejected)."""
-    from flint import arb, ctx
-
     signs = np.where((words & np.uint64(1)) == 1, -1.0, 1.0)[None, :]
     nums = [int(w) >> 11 for w in words]
-    bits = 53
+    return _refine_row(prog, nums, [53] * q, signs, value, e, rng, has_accept)
+
+
+def _refine_row(prog, nums, bits, signs, value, e, rng, has_accept):
+    """``_slow_row`` from uniforms already known to ``bits[j]`` bits: ``U_j`` in ``[nums[j],
+    nums[j] + 1] 2^-bits[j]``. Every round draws 64 more bits of every uniform."""
+    from flint import arb, ctx
+
+    q = len(nums)
+    bits = list(bits)
     old_prec = ctx.prec
     try:
         while True:
             extra = random_words(rng, q)
             nums = [(nk << _SLOW_EXTRA_BITS) | int(w) for nk, w in zip(nums, extra)]
-            bits += _SLOW_EXTRA_BITS
-            ctx.prec = bits + 64
-            half = arb(2) ** (-(bits + 1))
+            bits = [b + _SLOW_EXTRA_BITS for b in bits]
+            ctx.prec = max(bits) + 64
             U = np.empty((1, q), dtype=object)
-            for j, nk in enumerate(nums):
-                U[0, j] = arb(arb(2 * nk + 1) * half, half)  # [nk, nk + 1] / 2^bits
+            for j, (nk, b) in enumerate(zip(nums, bits)):
+                half = arb(2) ** (-(b + 1))
+                U[0, j] = arb(arb(2 * nk + 1) * half, half)  # [nk, nk + 1] / 2^b
             Y, accept = prog(_ArbBackend, U, signs)
             if has_accept:
                 acc = accept[0, 0]
@@ -589,6 +615,8 @@ def _release_chunk(sampler, values, e, rng):
         vg = np.where(exact, vg, 0.0)
     vint = np.floor(vg)
     vfrac = vg - vint  # exact
+    if getattr(prog, "chunk", None) is not None:  # a sampler with its own fused chunk routine
+        return prog.chunk(values, vint, vfrac, None if all_exact else exact, e, rng)
     if all_exact and getattr(prog, "propose", None) is not None:
         return _release_rejection(prog, q, values, vint, vfrac, e, rng)
     out = None

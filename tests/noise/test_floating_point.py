@@ -276,7 +276,9 @@ def test_float_balls_enclose_the_exact_values(name):
                 assert lo <= acce[0, 0] <= hi
     finally:
         ctx.prec = old
-    assert checked > 200
+    # (l2 in dim 1 has one output per row, and its pairs outside the disc -- not in the
+    # program's domain: the release draws them inside -- give infinite, unchecked balls)
+    assert checked > (150 if name == "l2_dim1" else 200)
 
 
 def test_enclosure_check_fails_with_too_small_radii(monkeypatch):
