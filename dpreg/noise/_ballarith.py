@@ -110,8 +110,10 @@ def _is_pow2(x):
 _LN2 = math.log(2.0)  # fl(ln 2): |_LN2 - ln 2| < 2^-54
 
 
-def _neglog_split(x):
+def _neglog_split(x, log=np.log):
     """``-log x`` for floats ``0 < x <= 1``, within ``2^-44.4 + |result| 2^-51`` (0 gives inf).
+
+    (With ``log`` of relative error ``lam`` instead of libm's: ``lam ln 2 + |result| 2^-51``.)
 
     Why not ``-np.log(x)``: libm's error is relative to the result (``2^-44``, the stated
     assumption), so a Gamma sum near 20 would carry a radius of ``2^-39.7``. Splitting ``x =
@@ -123,7 +125,7 @@ def _neglog_split(x):
     below the stated bound.
     """
     mant, e = np.frexp(x)
-    out = np.log(mant)  # -L, in [-ln 2, 0]
+    out = log(mant)  # -L, in [-ln 2, 0]
     out += e * _LN2  # log x (e <= 0)
     np.negative(out, out=out)
     return out
@@ -174,12 +176,14 @@ class _FloatBackend:
         return _Ball(m, r)
 
     @staticmethod
-    def gamma_sum(k):
+    def gamma_sum(k, log=np.log, lam=_LIBM_REL):
         """``-sum_j log U_j`` over the last axis (a Gamma(q) variable) with only two logs.
 
         prod U_j lies in [prod k_j, prod (k_j + 1)] 2^(-53 q); each of the q products is one
         rounding (relative 2^-53), so the lower (upper) float product times (1 -+ q 2^-51)
         is a rigorous bound (it stays normal for q < 600, far above the dims used here).
+        ``log`` (relative error ``lam``) defaults to libm's; the radius charges ``1.2 lam ln
+        2`` for it (``_neglog_split``; ``2^-44.3`` for the libm assumption).
         """
         q = k.shape[-1]
         slack = q * 2.0**-51
@@ -194,9 +198,10 @@ class _FloatBackend:
         lo = np.where(lo < 2.0**-1000, 0.0, lo)  # near underflow: give up (slow path)
         hi *= 1.0 + slack
         with np.errstate(divide="ignore", invalid="ignore"):
-            a, b = _neglog_split(hi), _neglog_split(lo)
+            a, b = _neglog_split(hi, log), _neglog_split(lo, log)
         m = 0.5 * (a + b)
-        r = 0.5 * (b - a) * _GROW + (np.abs(b) * 2.0**-50.9 + 2.0**-44.3) + np.abs(m) * _OP + _TINY
+        r = 0.5 * (b - a) * _GROW + (np.abs(b) * 2.0**-50.9 + 1.2 * _LN2 * lam)
+        r += np.abs(m) * _OP + _TINY
         return _Ball(m, r)
 
     @staticmethod

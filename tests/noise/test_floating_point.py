@@ -276,7 +276,9 @@ def test_float_balls_enclose_the_exact_values(name):
                 assert lo <= acce[0, 0] <= hi
     finally:
         ctx.prec = old
-    assert checked > 200
+    # (l2 in dim 1 has one output per row, and its pairs outside the disc -- not in the
+    # program's domain: the release draws them inside -- give infinite, unchecked balls)
+    assert checked > (150 if name == "l2_dim1" else 200)
 
 
 def test_enclosure_check_fails_with_too_small_radii(monkeypatch):
@@ -329,12 +331,29 @@ def test_libm_accuracy_assumption_holds_here():
     assert worst_trig < 2.0**-43.5
 
 
+def _l2_words_in_disc(words, m, rng):
+    """Redraw each l2 pair until it is certainly inside the unit disc: the release only gives
+    the l2 program such pairs (``_exact_l2._disc_pairs``); outside, it is not defined."""
+    p = (m + 1) // 2
+    for i in range(words.shape[0]):
+        for j in range(p):
+            while True:
+                k = (words[i, [m + j, m + p + j]] >> np.uint64(11)).astype(np.float64)
+                c = (2.0 * k + 1.0) * 2.0**-53 - 1.0
+                if c @ c < 1.0 - ex._RHO:
+                    break
+                words[i, [m + j, m + p + j]] = random_words(rng, 2)
+    return words
+
+
 def test_slow_path_agrees_with_the_fast_path():
     """Where the float64 ball decides a cell, the arb refinement finds the same cell; and
     forcing every row through arb keeps the law (KS)."""
     rng = np.random.default_rng(51)
     for prog, q, m in (ex._laplace(1.0), ex._knorm_l2(2, 1.0), ex._flipped_huber(0.3, 1.0)):
         words = random_words(rng, (40, q))
+        if prog.__qualname__.startswith("_knorm_l2"):
+            words = _l2_words_in_disc(words, m, rng)
         k = (words >> np.uint64(11)).astype(np.float64)
         S = 1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)
         with np.errstate(all="ignore"):
