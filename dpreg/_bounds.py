@@ -516,7 +516,7 @@ def check_bounds_param(bounds, size, name):
     return False
 
 
-def column_epsilons(eps_b, n_samples, is_target):
+def column_epsilons(eps_b, n_samples, is_target, releases=None):
     """Split the bounds' budget ``eps_b`` over the stacked private columns (public inputs only).
 
     A regression's target is worth more than one feature: its box sets the scale of every
@@ -533,6 +533,14 @@ def column_epsilons(eps_b, n_samples, is_target):
     the columns); they depend only on ``eps_b``, ``n`` (public under replace-one adjacency)
     and which columns are targets.
 
+    ``releases`` (one count per column, 1 for a scale-only column of :func:`fit_bounds`, 2
+    for a median / MAD one; default all 2) splits per *release* instead: every release of a
+    target gets ``a = min(max(eps_b / R, 4 TARGET_LOG_ODDS / n), eps_b / (2 R_t))`` (``R``
+    releases in all, ``R_t`` of targets; the same floor per draw as above) and the feature
+    columns share the rest in proportion to their releases. With all counts 2 this is the
+    rule above. Measured on Engel at eps = 1 (KNG, a scale-only response box): R^2 0.70
+    against 0.775 public with the per-release split, -0.06 with the per-column one.
+
     Examples
     --------
     >>> from dpreg._bounds import column_epsilons
@@ -540,9 +548,18 @@ def column_epsilons(eps_b, n_samples, is_target):
     [0.031, 0.193]
     >>> column_epsilons(1.0, 100, [False, False]).tolist()
     [0.5, 0.5]
+    >>> column_epsilons(0.6, 1000, [False, True], releases=[2, 1]).round(3).tolist()
+    [0.4, 0.2]
     """
     is_target = np.asarray(is_target, dtype=bool)
     m, k = is_target.size, int(is_target.sum())
+    if releases is not None:
+        r = np.asarray(releases, dtype=float)
+        total, r_t = float(r.sum()), float(r[is_target].sum())
+        if k in (0, m):
+            return eps_b * r / total
+        a = min(max(eps_b / total, 4.0 * TARGET_LOG_ODDS / max(n_samples, 1)), eps_b / (2 * r_t))
+        return np.where(is_target, r * a, (eps_b - r_t * a) * r / (total - r_t))
     if k in (0, m):
         return np.full(m, eps_b / m)
     eps_t = min(max(eps_b / m, 8.0 * TARGET_LOG_ODDS / max(n_samples, 1)), eps_b / (2 * k))
@@ -572,7 +589,16 @@ def scale_only_rule(eps_cols, n_samples, is_target):
     return bool(np.min(eps_cols[features]) / 2.0 * max(n_samples, 1) < SCALE_ONLY_RANKS)
 
 
-def fit_bounds(columns, params, epsilon, share, rng, names, scale_only_features=False):
+def fit_bounds(
+    columns,
+    params,
+    epsilon,
+    share,
+    rng,
+    names,
+    scale_only_features=False,
+    scale_only_targets=False,
+):
     """Resolve the bounds of one fit: the single code path of ``bounds_X/bounds_y="private"``.
 
     ``params[i]`` is the bounds parameter (pair, None or ``"private"``, already checked by
@@ -595,9 +621,15 @@ def fit_bounds(columns, params, epsilon, share, rng, names, scale_only_features=
     ``scale_only_features=True`` (an estimator whose accuracy depends on the feature scale
     only within a factor of about 2: the logistic model) switches the feature columns to the
     one-release symmetric box ``-/+ SCALE_WIDEN * median |x_j|``
-    (:func:`private_abs_scale_unchecked`, same column budgets) when :func:`scale_only_rule`
+    (:func:`private_abs_scale_unchecked`) when :func:`scale_only_rule`
     says the two releases would each be under-funded; targets keep the median / MAD box. The
     choice depends on ``epsilon``, the share, ``n`` and the column counts only.
+    ``scale_only_targets=True`` does the same for the target columns, always (the KNG
+    model, whose response box only sets the parameter domain, which must contain the
+    coefficients: measured on Engel, eps = 1, the exact symmetric box fits as well as the
+    exact median / MAD box, R^2 0.858 against 0.857). With scale-only columns the budget is
+    split per release (``column_epsilons(..., releases)``), after the rule has been applied
+    to the per-column split.
 
     Pairs are returned as validated arrays; None stays None (the estimator then reads the
     bounds from the data with its ``PrivacyLeakWarning``, as before).
@@ -631,29 +663,28 @@ def fit_bounds(columns, params, epsilon, share, rng, names, scale_only_features=
         [np.full(cols.shape[1], names[index] == "bounds_y") for index, cols in private]
     )
     eps_cols = column_epsilons(eps_b, stacked.shape[0], is_target)
+    scale_only = np.zeros(is_target.size, dtype=bool)  # public: which columns get one release
     if scale_only_features and scale_only_rule(eps_cols, stacked.shape[0], is_target):
-        # features first, then targets: the draws of one release, in a fixed public order
-        lower, upper = np.empty(is_target.size), np.empty(is_target.size)
-        feat = ~is_target
-        lower[feat], upper[feat] = private_abs_scale_unchecked(
-            stacked[:, feat], eps_cols[feat], DEFAULT_CANDIDATE_RANGE, SCALE_WIDEN, rng
-        )
-        if is_target.any():
-            lower[is_target], upper[is_target] = private_median_mad_unchecked(
-                stacked[:, is_target],
-                eps_cols[is_target],
+        scale_only |= ~is_target
+    if scale_only_targets:
+        scale_only |= is_target
+    if scale_only.any():  # one draw instead of two: split the budget per release
+        eps_cols = column_epsilons(eps_b, stacked.shape[0], is_target, np.where(scale_only, 1, 2))
+    lower, upper = np.empty(is_target.size), np.empty(is_target.size)
+    # the scale-only columns first, then the median / MAD ones: a fixed public order of draws
+    for one, release, widen in (
+        (True, private_abs_scale_unchecked, SCALE_WIDEN),
+        (False, private_median_mad_unchecked, np.where(is_target, FIT_WIDEN_TARGET, FIT_WIDEN)),
+    ):
+        cols = scale_only == one
+        if cols.any():
+            lower[cols], upper[cols] = release(
+                stacked[:, cols],
+                eps_cols[cols],
                 DEFAULT_CANDIDATE_RANGE,
-                FIT_WIDEN_TARGET,
+                np.broadcast_to(widen, cols.shape)[cols],
                 rng,
             )
-    else:
-        lower, upper = private_median_mad_unchecked(
-            stacked,
-            eps_cols,
-            DEFAULT_CANDIDATE_RANGE,
-            np.where(is_target, FIT_WIDEN_TARGET, FIT_WIDEN),
-            rng,
-        )
     pad = np.maximum(1e-3, 1e-3 * np.abs(lower))
     flat = ~(upper > lower)
     lower, upper = np.where(flat, lower - pad, lower), np.where(flat, upper + pad, upper)

@@ -468,9 +468,11 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         if not private[1]:  # the domain does not depend on the released boxes: check it now
             self._domain(y, n_features, np.ones(n_features, dtype=bool))
         accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before any release
+        # the response box only sets the parameter domain: its scale is enough (one release)
         (bx, by), eps_fit = fit_bounds(
-            [X, y], params, epsilon, self.bounds_share, rng, ("bounds_X", "bounds_y")
-        )
+            [X, y], params, epsilon, self.bounds_share, rng, ("bounds_X", "bounds_y"),
+            scale_only_targets=True,
+        )  # fmt: skip
         lo, hi = bx
         Z, mid, half = scale_features(X, lo, hi, True)
         active = half > np.finfo(float).tiny  # all True (positive widths); kept for the map

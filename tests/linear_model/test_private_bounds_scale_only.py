@@ -184,3 +184,43 @@ def test_low_cv_columns_keep_the_two_releases_when_they_are_funded():
     eps_b = B.bounds_epsilon("auto", 1.0, n, p)
     assert not B.scale_only_rule(B.column_epsilons(eps_b, n, [False] * p), n, [False] * p)
     assert _median_accuracy(X, y.astype(int), n) > 0.6
+
+
+def test_per_release_split_adds_up_and_reduces_to_the_per_column_rule():
+    rng = np.random.default_rng(6)
+    for _ in range(300):
+        m = int(rng.integers(1, 12))
+        is_target = rng.random(m) < 0.3
+        releases = rng.integers(1, 3, m)
+        eps_b, n = float(rng.uniform(1e-3, 10)), int(rng.integers(1, 30000))
+        split = B.column_epsilons(eps_b, n, is_target, releases)
+        assert np.all(split > 0) and np.isclose(split.sum(), eps_b, rtol=1e-12)
+        np.testing.assert_array_equal(  # all two releases: bit-identical to the old split
+            B.column_epsilons(eps_b, n, is_target, np.full(m, 2)),
+            B.column_epsilons(eps_b, n, is_target),
+        )
+
+
+def test_kng_response_box_is_one_scale_release():
+    """KNG with bounds_y="private": a symmetric response box (one draw), the feature box from
+    the median / MAD, one ledger entry, and the budget split per release."""
+    from dpreg import KNGQuantileRegressor
+
+    rng = np.random.default_rng(7)
+    X = rng.lognormal(6.5, 0.5, (176, 1))
+    y = 0.5 * X[:, 0] + rng.normal(0, 50, 176)
+    acc = BudgetAccountant(epsilon=5.0)
+    model = KNGQuantileRegressor(
+        epsilon=1.0, bounds_X="private", bounds_y="private", accountant=acc,
+        random_state=0, progress_bar=False,
+    ).fit(X, y)  # fmt: skip
+    assert acc.ledger == [(1.0, 0.0)]
+    lo_y, hi_y = model.bounds_y_
+    np.testing.assert_array_equal(lo_y, -hi_y)
+    assert model.bounds_X_[0][0] > 0  # the feature keeps its median / MAD box
+    # the release behind it: fit_bounds with scale_only_targets draws the same boxes
+    (bx, by), _ = B.fit_bounds(
+        [X, y], ["private", "private"], 1.0, "auto", np.random.default_rng(0),
+        ("bounds_X", "bounds_y"), scale_only_targets=True,
+    )  # fmt: skip
+    np.testing.assert_array_equal(by[1], hi_y)
