@@ -8,8 +8,9 @@ total ``epsilon``, over the same 75/25 splits, at a budget share ``share`` of th
 * ``public_rest``: the public-bounds fit at ``(1 - share) epsilon`` (c): the loss from the
   budget the bounds take, with the hand-written bounds;
 * ``oracle``: the estimator's own ``"private"`` path with the released boxes replaced by the
-  exact targets of the release (per column median -/+ widen * MAD, the same widening and the
-  same clipping in ``predict``), fitted at ``(1 - share) epsilon`` (a). NOT private: it
+  exact targets of the release (per column median -/+ widen * MAD, or -/+ widen * median |x|
+  for a scale-only column; the same widening and the same clipping in ``predict``), fitted at
+  ``(1 - share) epsilon`` (a). NOT private: it
   separates "the share is too big" from "the released bounds are bad";
 * ``private``: the real private-bounds fit;
 * bound quality (b): for every released column, ``log(released half-width / target
@@ -44,21 +45,40 @@ def exact_median_mad(X, epsilon, candidate_range, widen, rng, scale=None):
     return np.clip(m - widen * s, *candidate_range), np.clip(m + widen * s, *candidate_range)
 
 
+def exact_abs_scale(X, epsilon, candidate_range, widen, rng, scale=None):
+    """The targets of :func:`dpreg._bounds.private_abs_scale_unchecked` (no noise)."""
+    X = np.asarray(X, dtype=float).reshape(len(X), -1)
+    half = np.asarray(widen, dtype=float) * np.median(np.abs(X), axis=0)
+    return np.clip(-half, *candidate_range), np.clip(half, *candidate_range)
+
+
+RELEASES = {
+    "private_median_mad_unchecked": exact_median_mad,
+    "private_abs_scale_unchecked": exact_abs_scale,
+}
+
+
 @contextmanager
-def patched_release(replacement=None, record=None):
-    """Swap (oracle) or wrap (record released vs exact) the release used by ``fit_bounds``."""
-    original = bounds_mod.private_median_mad_unchecked
+def patched_release(oracle=False, record=None):
+    """Replace both releases used by ``fit_bounds`` by their exact targets (``oracle``), or
+    wrap them to record (released, exact) boxes."""
+    originals = {name: getattr(bounds_mod, name) for name in RELEASES}
 
-    def recording(X, epsilon, candidate_range, widen, rng, scale=None):
-        out = original(X, epsilon, candidate_range, widen, rng, scale)
-        record.append((out, exact_median_mad(X, epsilon, candidate_range, widen, rng)))
-        return out
+    def recording(name):
+        def release(X, epsilon, candidate_range, widen, rng, scale=None):
+            out = originals[name](X, epsilon, candidate_range, widen, rng, scale)
+            record.append((out, RELEASES[name](X, epsilon, candidate_range, widen, rng)))
+            return out
 
-    bounds_mod.private_median_mad_unchecked = replacement or recording
+        return release
+
+    for name, exact in RELEASES.items():
+        setattr(bounds_mod, name, exact if oracle else recording(name))
     try:
         yield
     finally:
-        bounds_mod.private_median_mad_unchecked = original
+        for name, original in originals.items():
+            setattr(bounds_mod, name, original)
 
 
 def _share_value(share, eps, n, n_cols):
@@ -74,8 +94,6 @@ def bound_quality(record):
         logw.extend(np.log(half[ok] / thalf[ok]))
         off.extend(np.abs((hi + lo) / 2 - (thi + tlo) / 2)[ok] / thalf[ok])
     logw, off = np.asarray(logw), np.asarray(off)
-    if logw.size == 0:  # the scale-only path of the logistic model does not use this release
-        return {}
     return {
         "med_abs_logw": float(np.median(np.abs(logw))),
         "p90_abs_logw": float(np.quantile(np.abs(logw), 0.9)),
@@ -109,7 +127,7 @@ def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None):
                         res["public_rest"].append(
                             _fit_public(clone(est), Xtr, ytr, rest, bx, by, rep).score(Xte, yte)
                         )
-                        with patched_release(exact_median_mad):
+                        with patched_release(oracle=True):
                             fit = _fit_private(est, Xtr, ytr, eps, by is not None, share, rep)
                             res["oracle"].append(fit.score(Xte, yte))
                         with patched_release(record=record):
