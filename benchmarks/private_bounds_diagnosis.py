@@ -19,6 +19,11 @@ total ``epsilon``, over the same 75/25 splits, at a budget share ``share`` of th
 
 Run ``python -m benchmarks.private_bounds_diagnosis [--repeats 20] [--shares auto 0.2 0.1]``.
 Prints a table (medians over splits); diagnosis only, nothing is saved.
+
+``--reliability`` prints instead, for a few real columns, the probability that one private
+median draw (asinh scale ``FIT_ASINH_SCALE``, range ``DEFAULT_CANDIDATE_RANGE``) lands in
+the column's interquartile range, as a function of the draw's budget times n, computed from
+the mechanism's exact piecewise-constant law (no sampling).
 """
 
 from __future__ import annotations
@@ -150,13 +155,50 @@ def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None):
     return pd.DataFrame(rows)
 
 
+def prob_in_iqr(values, epsilon):
+    """P(the exact KNG median draw lies in [q25, q75] of ``values``), from its exact law."""
+    s, (lo, hi) = bounds_mod.FIT_ASINH_SCALE, bounds_mod.DEFAULT_CANDIDATE_RANGE
+    u = np.sort(np.arcsinh(np.asarray(values, dtype=float) / s))
+    n = u.size
+    edges = np.concatenate([[np.arcsinh(lo / s)], u, [np.arcsinh(hi / s)]])
+    counts = np.arange(n + 1)  # #{u_i <= theta} on each piece
+    logw = -epsilon / 2 * np.abs(counts - n / 2) + np.log(np.maximum(np.diff(edges), 1e-300))
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+    return float(w[(counts >= n // 4) & (counts <= 3 * n // 4)].sum())
+
+
+def reliability_table(budget_ranks=(8, 12, 16, 24, 32, 48)):
+    from sklearn.datasets import load_breast_cancer, load_diabetes
+
+    X, y = load_diabetes(return_X_y=True, scaled=False)
+    Xb, _ = load_breast_cancer(return_X_y=True)
+    columns = {
+        "diabetes age": X[:331, 0],
+        "diabetes s1": X[:331, 4],
+        "diabetes s5": X[:331, 8],
+        "diabetes y": y[:331],
+        "breast cancer smoothness": Xb[:426, 4],
+        "breast cancer area": Xb[:426, 3],
+    }
+    rows = {
+        name: {r: prob_in_iqr(col, r / col.size) for r in budget_ranks}
+        for name, col in columns.items()
+    }
+    return pd.DataFrame(rows).T.rename_axis("column (P in IQR) / eps_draw * n")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 2.0])
     parser.add_argument("--shares", nargs="+", default=["auto"])
     parser.add_argument("--datasets", nargs="+", default=None)
+    parser.add_argument("--reliability", action="store_true")
     args = parser.parse_args()
+    if args.reliability:
+        print(reliability_table().to_string(float_format="%.2f"))
+        raise SystemExit
     shares = [s if s == "auto" else float(s) for s in args.shares]
     df = run(args.repeats, tuple(args.epsilons), shares, args.datasets)
     print(df.to_string(index=False, float_format="%.3f"))

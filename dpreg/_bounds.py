@@ -63,7 +63,7 @@ FIT_ASINH_SCALE = 0.01
 TARGET_LOG_ODDS = 8.0
 #: the logistic model's features switch to one scale-only release each when each of the two
 #: median / MAD releases would get less than SCALE_ONLY_RANKS / n: there a median lands in the
-#: data's interquartile range with probability below about 0.2, against about 0.3-0.85 for
+#: data's interquartile range with probability below about 0.15, against about 0.3-0.65 for
 #: the one release with twice the budget (docs/private_workflow.md, "Small data"). Not higher:
 #: a symmetric box loses the spread of columns far from 0 (measured: 0.65 -> 0.52 accuracy on
 #: five columns with a coefficient of variation of 0.3 at 20 budget-ranks per release)
