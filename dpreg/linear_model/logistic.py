@@ -230,7 +230,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     bounds_X : tuple (lower, upper), "private" or None, default=None
         Data-independent feature bounds (scalars or arrays of length n_features). Data outside
         are clipped. ``"private"`` releases them from the data with ``bounds_share`` of
-        ``epsilon`` (see ``docs/private_workflow.md``). ``None`` reads them from the data with a
+        ``epsilon`` (see ``docs/private_workflow.md``; at small ``n * epsilon`` one symmetric
+        box ``-/+ 2 median |x_j|`` per feature, :func:`dpreg._bounds.scale_only_rule`).
+        ``None`` reads them from the data with a
         :class:`~dpreg.exceptions.PrivacyLeakWarning` (not private).
     classes : array-like of shape (n_classes,) or None, default=None
         The public label set (at least two distinct labels). One binary problem is fitted for
@@ -650,7 +652,13 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         self.sample_weighted_ = sample_weight is not None  # the caller's (public) choice
         if private:  # bounds_share of epsilon on the bounds, the rest on the model
             ((lower, upper),), epsilon = fit_bounds(
-                [X], [bounds_X], epsilon, self.bounds_share, rng, ("bounds_X",)
+                [X],
+                [bounds_X],
+                epsilon,
+                self.bounds_share,
+                rng,
+                ("bounds_X",),
+                scale_only_features=True,  # one release per feature at small n * eps
             )
         # a released ("private") box is applied again in decision_function
         self.predict_bounds_ = (lower, upper) if private else None

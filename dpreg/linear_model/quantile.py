@@ -145,7 +145,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         Public range of the response. ``y`` is **not** clipped or rescaled; the range only sets
         the default parameter domain (see ``coef_bounds``). Ignored when ``coef_bounds`` is
         given (``"private"`` is then refused, as it would buy nothing). ``"private"`` releases
-        it like ``bounds_X`` in the same joint release. When both are None, the range of the
+        it in the same joint release as ``bounds_X``, as the symmetric range
+        ``-/+ 2 median |y|`` (one draw: only its scale matters for the domain). When both are
+        None, the range of the
         data is used with a :class:`~dpreg.exceptions.PrivacyLeakWarning` (not private).
     bounds_share : "auto" or float in (0, 1), default="auto"
         Share of ``epsilon`` spent on the bounds that are ``"private"``; the KNG draw gets the
@@ -468,9 +470,11 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         if not private[1]:  # the domain does not depend on the released boxes: check it now
             self._domain(y, n_features, np.ones(n_features, dtype=bool))
         accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before any release
+        # the response box only sets the parameter domain: its scale is enough (one release)
         (bx, by), eps_fit = fit_bounds(
-            [X, y], params, epsilon, self.bounds_share, rng, ("bounds_X", "bounds_y")
-        )
+            [X, y], params, epsilon, self.bounds_share, rng, ("bounds_X", "bounds_y"),
+            scale_only_targets=True,
+        )  # fmt: skip
         lo, hi = bx
         Z, mid, half = scale_features(X, lo, hi, True)
         active = half > np.finfo(float).tiny  # all True (positive widths); kept for the map

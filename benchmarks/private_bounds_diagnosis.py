@@ -1,0 +1,204 @@
+"""Where does a private-bounds fit lose accuracy on the small sets? (issue #13 item 1)
+
+For each small data set of ``benchmarks.private_bounds`` (diabetes, breast cancer, Engel) and
+total ``epsilon``, over the same 75/25 splits, at a budget share ``share`` of the bounds
+(``"auto"`` = the estimators' default rule, or a number):
+
+* ``public``: the public-bounds fit at the full ``epsilon`` (the benchmark's denominator);
+* ``public_rest``: the public-bounds fit at ``(1 - share) epsilon`` (c): the loss from the
+  budget the bounds take, with the hand-written bounds;
+* ``oracle``: the estimator's own ``"private"`` path with the released boxes replaced by the
+  exact targets of the release (per column median -/+ widen * MAD, or -/+ widen * median |x|
+  for a scale-only column; the same widening and the same clipping in ``predict``), fitted at
+  ``(1 - share) epsilon`` (a). NOT private: it
+  separates "the share is too big" from "the released bounds are bad";
+* ``private``: the real private-bounds fit;
+* bound quality (b): for every released column, ``log(released half-width / target
+  half-width)`` and ``|released centre - target centre| / target half-width``, summarised as
+  medians over columns and splits (0 and 0 are perfect).
+
+Run ``python -m benchmarks.private_bounds_diagnosis [--repeats 20] [--shares auto 0.2 0.1]``.
+Prints a table (medians over splits); diagnosis only, nothing is saved.
+
+``--reliability`` prints instead, for a few real columns, the probability that one private
+median draw (asinh scale ``FIT_ASINH_SCALE``, range ``DEFAULT_CANDIDATE_RANGE``) lands in
+the column's interquartile range, as a function of the draw's budget times n, computed from
+the mechanism's exact piecewise-constant law (no sampling).
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.model_selection import train_test_split
+
+import dpreg._bounds as bounds_mod
+from benchmarks.private_bounds import _fit_private, _fit_public, _settings
+
+
+def exact_median_mad(X, epsilon, candidate_range, widen, rng, scale=None):
+    """The targets of :func:`dpreg._bounds.private_median_mad_unchecked` (no noise)."""
+    X = np.asarray(X, dtype=float).reshape(len(X), -1)
+    m = np.median(X, axis=0)
+    s = np.median(np.abs(X - m), axis=0)
+    widen = np.broadcast_to(np.asarray(widen, dtype=float), m.shape)
+    return np.clip(m - widen * s, *candidate_range), np.clip(m + widen * s, *candidate_range)
+
+
+def exact_abs_scale(X, epsilon, candidate_range, widen, rng, scale=None):
+    """The targets of :func:`dpreg._bounds.private_abs_scale_unchecked` (no noise)."""
+    X = np.asarray(X, dtype=float).reshape(len(X), -1)
+    half = np.asarray(widen, dtype=float) * np.median(np.abs(X), axis=0)
+    return np.clip(-half, *candidate_range), np.clip(half, *candidate_range)
+
+
+RELEASES = {
+    "private_median_mad_unchecked": exact_median_mad,
+    "private_abs_scale_unchecked": exact_abs_scale,
+}
+
+
+@contextmanager
+def patched_release(oracle=False, record=None):
+    """Replace both releases used by ``fit_bounds`` by their exact targets (``oracle``), or
+    wrap them to record (released, exact) boxes."""
+    originals = {name: getattr(bounds_mod, name) for name in RELEASES}
+
+    def recording(name):
+        def release(X, epsilon, candidate_range, widen, rng, scale=None):
+            out = originals[name](X, epsilon, candidate_range, widen, rng, scale)
+            record.append((out, RELEASES[name](X, epsilon, candidate_range, widen, rng)))
+            return out
+
+        return release
+
+    for name, exact in RELEASES.items():
+        setattr(bounds_mod, name, exact if oracle else recording(name))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(bounds_mod, name, original)
+
+
+def _share_value(share, eps, n, n_cols):
+    return bounds_mod.bounds_epsilon(share, eps, n, n_cols) / eps
+
+
+def bound_quality(record):
+    """Median log width ratio and centre offset (in target half-widths) over all columns."""
+    logw, off = [], []
+    for (lo, hi), (tlo, thi) in record:
+        half, thalf = (hi - lo) / 2, (thi - tlo) / 2
+        ok = thalf > 0
+        logw.extend(np.log(half[ok] / thalf[ok]))
+        off.extend(np.abs((hi + lo) / 2 - (thi + tlo) / 2)[ok] / thalf[ok])
+    logw, off = np.asarray(logw), np.asarray(off)
+    return {
+        "med_abs_logw": float(np.median(np.abs(logw))),
+        "p90_abs_logw": float(np.quantile(np.abs(logw), 0.9)),
+        "med_offset": float(np.median(off)),
+        "frac_bad": float(np.mean((np.abs(logw) > np.log(2)) | (off > 0.5))),
+    }
+
+
+def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None):
+    rows = []
+    for name, X, y, est, bx, by in _settings():
+        if "progress_bar" in est.get_params():
+            est = clone(est).set_params(progress_bar=False)
+        if name not in (names or ("diabetes", "breast_cancer", "engel")):
+            continue
+        n_cols = X.shape[1] + (by is not None)
+        for eps in epsilons:
+            for share in shares:
+                res = {"public": [], "public_rest": [], "oracle": [], "private": []}
+                record = []
+                n_tr = None
+                for rep in range(repeats):
+                    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=rep)
+                    n_tr = len(Xtr)
+                    s = _share_value(share, eps, n_tr, n_cols)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        pub = _fit_public(est, Xtr, ytr, eps, bx, by, rep)
+                        res["public"].append(pub.score(Xte, yte))
+                        rest = (1 - s) * eps
+                        res["public_rest"].append(
+                            _fit_public(clone(est), Xtr, ytr, rest, bx, by, rep).score(Xte, yte)
+                        )
+                        with patched_release(oracle=True):
+                            fit = _fit_private(est, Xtr, ytr, eps, by is not None, share, rep)
+                            res["oracle"].append(fit.score(Xte, yte))
+                        with patched_release(record=record):
+                            fit = _fit_private(est, Xtr, ytr, eps, by is not None, share, rep)
+                            res["private"].append(fit.score(Xte, yte))
+                med = {k: float(np.median(v)) for k, v in res.items()}
+                row = {
+                    "dataset": name,
+                    "epsilon": eps,
+                    "share": str(share),
+                    "n_train": n_tr,
+                    "share_value": round(_share_value(share, eps, n_tr, n_cols), 3),
+                    **med,
+                }
+                for k in ("public_rest", "oracle", "private"):
+                    row[f"ratio_{k}"] = med[k] / med["public"]
+                row.update(bound_quality(record))
+                rows.append(row)
+                print(pd.DataFrame([row]).to_string(index=False, float_format="%.3f"), flush=True)
+    return pd.DataFrame(rows)
+
+
+def prob_in_iqr(values, epsilon):
+    """P(the exact KNG median draw lies in [q25, q75] of ``values``), from its exact law."""
+    s, (lo, hi) = bounds_mod.FIT_ASINH_SCALE, bounds_mod.DEFAULT_CANDIDATE_RANGE
+    u = np.sort(np.arcsinh(np.asarray(values, dtype=float) / s))
+    n = u.size
+    edges = np.concatenate([[np.arcsinh(lo / s)], u, [np.arcsinh(hi / s)]])
+    counts = np.arange(n + 1)  # #{u_i <= theta} on each piece
+    logw = -epsilon / 2 * np.abs(counts - n / 2) + np.log(np.maximum(np.diff(edges), 1e-300))
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+    return float(w[(counts >= n // 4) & (counts <= 3 * n // 4)].sum())
+
+
+def reliability_table(budget_ranks=(8, 12, 16, 24, 32, 48)):
+    from sklearn.datasets import load_breast_cancer, load_diabetes
+
+    X, y = load_diabetes(return_X_y=True, scaled=False)
+    Xb, _ = load_breast_cancer(return_X_y=True)
+    columns = {
+        "diabetes age": X[:331, 0],
+        "diabetes s1": X[:331, 4],
+        "diabetes s5": X[:331, 8],
+        "diabetes y": y[:331],
+        "breast cancer smoothness": Xb[:426, 4],
+        "breast cancer area": Xb[:426, 3],
+    }
+    rows = {
+        name: {r: prob_in_iqr(col, r / col.size) for r in budget_ranks}
+        for name, col in columns.items()
+    }
+    return pd.DataFrame(rows).T.rename_axis("column (P in IQR) / eps_draw * n")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 2.0])
+    parser.add_argument("--shares", nargs="+", default=["auto"])
+    parser.add_argument("--datasets", nargs="+", default=None)
+    parser.add_argument("--reliability", action="store_true")
+    args = parser.parse_args()
+    if args.reliability:
+        print(reliability_table().to_string(float_format="%.2f"))
+        raise SystemExit
+    shares = [s if s == "auto" else float(s) for s in args.shares]
+    df = run(args.repeats, tuple(args.epsilons), shares, args.datasets)
+    print(df.to_string(index=False, float_format="%.3f"))
