@@ -109,7 +109,7 @@ def run_functional(quick: bool = False) -> pd.DataFrame:
 
 
 def run_logistic(quick: bool = False) -> pd.DataFrame:
-    reps = {1000: 30, 10000: 30, 100000: 10} if quick else {1000: 100, 10000: 100, 100000: 50}
+    reps = {1000: 30, 10000: 30, 100000: 10} if quick else {1000: 100, 10000: 100, 100000: 100}
     rows = []
     for i, n in enumerate(N_GRID):
         cells = cells_mod.logistic_cells(n, reps[n], 300, seed=2000 + i)

@@ -180,21 +180,64 @@ def _psd(H):
     return (Q * np.maximum(w, 0.0)[..., None, :]) @ np.swapaxes(Q, -1, -2)
 
 
-def hessian_draws(rel, n_boot, rng):
-    """Plausible values of ``H_loss`` given its release: ``H~ - E*`` with ``E*`` a fresh draw of
-    the release noise, projected onto the PSD cone (``H_loss`` is PSD). Drawing H per replicate
-    carries the uncertainty of the curvature into the intervals (wider where it is noisy)."""
+def _noise_draws(rel, k, rng):
+    """``k`` fresh draws of the Hessian release noise, decoded to symmetric matrices."""
     from ..noise import KNormMechanism  # noqa: PLC0415
     from ..noise._exact import float_knorm_sample  # noqa: PLC0415
 
     m = rel.hessian.shape[0]
     _, iu, scale = _encode(rel.hessian)
     mech = KNormMechanism("linf", len(iu[0]), rel.sensitivity, rel.epsilon)
-    E = float_knorm_sample(mech.ball, rel.sensitivity / rel.epsilon, n_boot, rng)
-    H = np.zeros((n_boot, m, m))
+    E = float_knorm_sample(mech.ball, rel.sensitivity / rel.epsilon, k, rng)
+    H = np.zeros((k, m, m))
     H[:, iu[0], iu[1]] = E / scale
-    H = H + np.triu(H, 1).swapaxes(1, 2)
-    return _psd(rel.hessian[None] - H)
+    return H + np.triu(H, 1).swapaxes(1, 2)
+
+
+def feasible(H, n, intercept):
+    """Which of the matrices ``H`` (``(k, m, m)``) can be a loss Hessian of ``n`` rows.
+
+    Public facts about ``sum_i a_i z_i z_i^T`` with ``a_i in [0, 1/4]`` and ``|z_ij| <= 1``:
+    it is PSD, every entry is at most ``n/4`` in absolute value, and with an intercept
+    (``z_i0 = 1``) every diagonal entry is at most the first, ``sum_i a_i``.
+    """
+    ok = np.linalg.eigvalsh(H)[:, 0] >= 0.0
+    ok &= np.all(np.abs(H) <= n * ENTRY_BOUND, axis=(1, 2))
+    if intercept:
+        ok &= np.all(np.diagonal(H, axis1=1, axis2=2) <= H[:, :1, 0], axis=1)
+    return ok
+
+
+def hessian_draws(rel, n_boot, rng):
+    """``PSD(H~ - E*)``: ``n_boot`` fresh noise draws taken off the release, each projected onto
+    the PSD cone (used for the KNG design Gram, ``_inference_quantile.py``)."""
+    return _psd(rel.hessian[None] - _noise_draws(rel, n_boot, rng))
+
+
+#: Rejection rounds of :func:`feasible_hessian_draws` (each proposes ``4 n_boot`` draws).
+MAX_ROUNDS = 12
+
+
+def feasible_hessian_draws(rel, n_boot, rng, intercept=True):
+    """Plausible values of ``H_loss`` given its release: the flat-prior posterior on the set of
+    feasible Hessians (:func:`feasible`), drawn by rejection: ``H~ - E*`` with ``E*`` a fresh
+    draw of the release noise, kept when feasible. Drawing H per replicate carries the
+    uncertainty of the curvature into the intervals (wider where it is noisy).
+
+    The earlier projection of every ``H~ - E*`` onto the PSD cone piled the posterior mass of
+    a noisy release onto singular matrices and so overstated the spread (widths 2-5x the
+    oracle at n = 1e3, epsilon <= 1; ``docs/inference.md``). If too few proposals are
+    feasible (a release far outside the feasible set), the projection is the fallback.
+    """
+    kept, tries = [], 0
+    while sum(map(len, kept)) < n_boot and tries < MAX_ROUNDS:
+        H = rel.hessian[None] - _noise_draws(rel, 4 * n_boot, rng)
+        kept.append(H[feasible(H, rel.n, intercept)])
+        tries += 1
+    H = np.concatenate(kept)[:n_boot]
+    if len(H) < n_boot:
+        return hessian_draws(rel, n_boot, rng)
+    return H
 
 
 def bootstrap(estimator, n_boot=DEFAULT_N_BOOT, random_state=0):
@@ -206,7 +249,7 @@ def bootstrap(estimator, n_boot=DEFAULT_N_BOOT, random_state=0):
     rng = check_random_state(random_state)
     theta = estimator.theta_[0]
     m = len(theta)
-    H_loss = hessian_draws(rel, n_boot, rng)
+    H_loss = feasible_hessian_draws(rel, n_boot, rng, bool(estimator.fit_intercept))
     P = _penalty(estimator, m)
     H_inv = np.linalg.inv(H_loss + P)
     # sampling error of the score: N(0, H_loss), through a batched eigendecomposition
