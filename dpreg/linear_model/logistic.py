@@ -216,9 +216,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         stays ``"linf"`` (the fixed API).
     q : float in (0, 1) or "auto", default="auto"
         Share of epsilon spent on the noise V; the rest pays for the Jacobian through gamma.
-        ``"auto"`` minimises a data-independent error proxy of the public (epsilon per
-        problem, m, norm, n), see :func:`dpreg.linear_model._logistic_core.default_q`; it
-        costs no privacy. ``q=0.5`` is Kifer et al.'s choice.
+        ``"auto"`` minimises, over q in [0.30, 0.90], a data-independent error proxy of the
+        public (epsilon per problem, m, norm, n), see
+        :func:`dpreg.linear_model._logistic_core.default_q`; it costs no privacy. ``q=0.5`` is
+        Kifer et al.'s choice.
     alpha : float >= 0, default=0.0
         Strength of the user's regulariser ``r(w) = alpha ((1 - l1_ratio)/2 |w|_2^2 +
         l1_ratio |w|_1)`` on the coefficients of the *scaled* features (not the intercept). In
