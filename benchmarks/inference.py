@@ -209,11 +209,16 @@ def _figure(df):
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     for (n, param), g in df.groupby(["n", "param"]):
         axes[0].plot(g.epsilon, g.coverage, "o-", ms=3, label=f"n={n:.0e} {param}")
-        axes[1].plot(g.epsilon, g.width_ratio, "o-", ms=3)
+        (line,) = axes[1].plot(g.epsilon, g.width_ratio, "o-", ms=3)
+        if "width_ratio_full" in g:  # dashed: against the oracle at the whole epsilon (KNG)
+            axes[1].plot(g.epsilon, g.width_ratio_full, "x--", ms=3, color=line.get_color())
     axes[0].axhspan(0.93, 0.97, color="0.9")
     axes[0].set(xscale="log", xlabel="epsilon", ylabel="coverage of 95% intervals")
     axes[1].axhline(1.3, color="0.5", ls="--")
-    axes[1].set(xscale="log", xlabel="epsilon", ylabel="mean width / oracle width")
+    axes[1].set(xscale="log", yscale="log", xlabel="epsilon", ylabel="mean width / oracle width")
+    for ax in axes:  # label the grid's epsilons only (the log axis' minor labels overlap)
+        ax.set_xticks(EPS_GRID, [f"{e:g}" for e in EPS_GRID])
+        ax.minorticks_off()
     axes[0].legend(fontsize=6, ncol=3)
     return fig
 
