@@ -206,12 +206,13 @@ def test_hall_sheather_bandwidth():
     # n = 1000, tau = 0.5: 1000^(-1/3) 1.96^(2/3) (1.5 phi(0)^2)^(1/3)
     assert inf.hall_sheather(1000, 0.5) == pytest.approx(0.0969, abs=5e-4)
     levels, h, k = inf.curvature_levels(10_000, 0.5, 0.5)
-    assert k == 4.0 and levels == pytest.approx([0.5 - h - 4e-4, 0.5 + h + 4e-4])
+    gap = h + inf.RANK_WIDEN * 4e-4  # RANK_WIDEN mean rank errors (k / n) past the bandwidth
+    assert k == 4.0 and levels == pytest.approx([0.5 - gap, 0.5 + gap])
     levels, _, _ = inf.curvature_levels(100, 0.9, 0.01)  # huge rank noise: kept inside
     assert 0 < levels[0] < 0.9 < levels[1] < 1
 
 
-def _coverage(n, eps, reps, n_boot, seed, share=0.2):
+def _coverage(n, eps, reps, n_boot, seed, share=0.4):
     rng = np.random.default_rng(seed)
     inside, est, widths = [], [], []
     for _ in range(reps):
@@ -250,13 +251,38 @@ def test_coverage_with_paired_control(monkeypatch):
     assert cov.mean() <= cov_real.mean() - 0.15, (cov, cov_real)
 
 
+def test_small_n_eps_budget_split_keeps_intervals_off_the_box(monkeypatch):
+    """n = 1e3, epsilon = 1 (n epsilon = 1000): with the measured split (0.4 epsilon to the
+    curvature, 0.7 of it to G, quantile levels two rank errors out) the intervals cover and
+    are a small multiple of the oracle; the former split (0.2, 0.5, one rank error) on the
+    same data sets gives intervals several times wider (the control: the check can fail)."""
+    cov, ratio = _coverage(1000, 1.0, reps=30, n_boot=300, seed=12)
+    assert cov.mean() >= 0.85, cov
+    assert np.all(ratio < 2.0), ratio
+    monkeypatch.setattr(inf, "GRAM_SHARE", 0.5)
+    monkeypatch.setattr(inf, "RANK_WIDEN", 1.0)
+    _, ratio_old = _coverage(1000, 1.0, reps=30, n_boot=300, seed=12, share=0.2)
+    assert ratio_old.mean() > 1.5 * ratio.mean(), (ratio_old, ratio)
+
+
+def test_tiny_n_eps_warns_about_the_rank_noise():
+    """n = 1e3, epsilon = 0.25: the quantiles' rank noise is a large part of their span."""
+    X, y = data(1000, 13)
+    m = model(epsilon=0.15).fit(X, y).release_curvature(X, y, 0.1, random_state=0)
+    with pytest.warns(UserWarning, match="rank noise"):
+        m.conf_int(n_boot=200)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("n, eps", [(10000, 1.0), (10000, 4.0)])
-def test_coverage_cells(n, eps):
-    # cells measured inside the band by benchmarks.inference (150 data sets)
+@pytest.mark.parametrize("n, eps, limit", [(1000, 1.0, 1.8), (10000, 1.0, 1.4), (10000, 4.0, 1.4)])
+def test_coverage_cells(n, eps, limit):
+    # cells measured by benchmarks.inference (curvature share 0.4). At n = 1e3, epsilon = 1
+    # three runs gave width ratios 1.11-1.14, 1.12-1.38 and (this seed) 1.24-1.53: a few
+    # near-singular Gram redraws and the noisy 150-estimate oracle move the mean, hence
+    # the looser limit there (the former split gave 3.7-6.0, which it still catches).
     cov, ratio = _coverage(n, eps, reps=150, n_boot=500, seed=11)
     assert np.all((cov >= 0.91) & (cov <= 0.99)), cov
-    assert np.all(ratio <= 1.4), ratio
+    assert np.all(ratio <= limit), ratio
 
 
 def test_weighted_fit_refuses_intervals_before_spending():
