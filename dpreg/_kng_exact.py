@@ -53,9 +53,13 @@ most of the width of the crossing hyperplanes' index intervals. Before proposing
 largest ``vol(B)(M_B - m_B)`` are split until ``sum vol m / sum vol M`` (a lower bound on the
 acceptance rate) is not too small; then refinement rounds alternate with batches of proposals.
 Past a box budget the partition is frozen and plain rejection continues (it never gives up).
-Crossing lists are a cache under a public memory guard: when more than ``MAX_LIST_ENTRIES``
+Crossing lists are a cache under a public memory guard: when more than ``list_entries``
 are stored, the lists of the boxes with the smallest proposal weight are dropped, and a box
-without a list gets it recomputed from all rows when it is split or proposed.
+without a list gets it recomputed from all rows when it is split or proposed. Every limit (box
+budget, stored entries, entries gathered by one split, entries whose temporaries exist at
+once) comes from :func:`memory_plan`, a function of public ``(n, d, memory budget)`` whose
+``bound`` covers the sampler's whole working set; a budget that cannot hold the rows is
+refused before anything is drawn.
 
 Why the law is exact whatever the splitting: at every proposal, conditionally on everything
 that happened before (which fixes the current envelope ``E(k) = M'_B`` for the cells of ``B``),
@@ -209,7 +213,10 @@ def memory_plan(n, d, budget=None, max_boxes=200_000):
         "piece_entries": int(min(MAX_PIECE_ENTRIES, max(avail, 0) // 8 // per_piece)),
         "list_entries": int(min(MAX_LIST_ENTRIES, max(avail, 0) // 2 // _ENTRY_BYTES)),
     }
-    if plan["max_boxes"] < min(max_boxes, 1000) or plan["piece_entries"] < 1024:
+    # the least that is worth running: 1000 boxes and pieces of 1024 records (or the caps)
+    if plan["max_boxes"] < min(max_boxes, 1000) or plan["piece_entries"] < min(
+        MAX_PIECE_ENTRIES, 1024
+    ):
         need = fixed + 4 * per_box * min(max_boxes, 1000) + 8 * per_piece * 1024
         raise ValueError(
             f"The exact KNG sampler needs at least {need / 2**20:.0f} MiB for {n} rows and "
@@ -541,13 +548,13 @@ class BoxSampler:
         return low, high
 
     # ------------------------------------------------------------------ crossing lists
-    # Memory guard (public constants only). A crossing list is a cache: a box whose list is
-    # not stored (``None``) gets it recomputed from all rows when it is split or proposed
-    # (:meth:`_materialise`). After every split the lists of the boxes with the smallest
-    # proposal weight are dropped until at most MAX_LIST_ENTRIES entries (24 bytes each) are
-    # stored, and one split gathers about MAX_SPLIT_ENTRIES parent entries at a time. So
-    # memory stays bounded by public constants (and n d) while the partition keeps refining;
-    # any partition gives the same exact law, so the guard changes time and memory only.
+    # Memory guard (public limits only, from ``memory_plan``). A crossing list is a cache: a
+    # box whose list is not stored (``None``) gets it recomputed from all rows when it is split
+    # or proposed (:meth:`_materialise`). After every split the lists of the boxes with the
+    # smallest proposal weight are dropped until at most ``list_entries`` entries are stored;
+    # one split gathers about ``split_entries`` parent entries and builds its temporaries
+    # ``piece_entries`` at a time. Any partition gives the same exact law, so the guard
+    # changes time and memory only.
 
     def _list_size(self, b):
         lst = self.lists[b]
