@@ -374,6 +374,8 @@ def scaling_cell(d, n, rep):
     CPU seconds, sampler statistics and the peak resident memory of the process."""
     import resource
 
+    from dpreg._kng_exact import memory_plan
+
     rng = np.random.default_rng(5)
     X = rng.uniform(-1, 1, size=(n, d - 1))
     y = X @ np.array([1.0, -1.0, 0.5, 0.3])[: d - 1] + rng.standard_normal(n)
@@ -390,6 +392,7 @@ def scaling_cell(d, n, rep):
         n_proposals=info["n_proposals"],
         acceptance_bound=info["acceptance_bound"],
         peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        plan_bound_mb=memory_plan(n, d)["bound"] / 2**20,
     )
 
 
@@ -452,19 +455,20 @@ def scaling(cap=600.0, reps_small=2, reps_large=1):
 def scaling_table(df, cap):
     """Markdown: one row per (d, n); medians over the fits, "> cap" if a fit did not finish."""
     lines = [
-        "| d | n | fits | CPU s (median) | boxes | proposals per draw | peak RSS MB |",
-        "|---|---|---|---|---|---|---|",
+        "| d | n | fits | CPU s (median) | boxes | proposals per draw | peak RSS MB "
+        "| sampler bound MB |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for (d, n), g in df.groupby(["d", "n"], sort=True):
         ok = g[g.status == "ok"]
         if len(ok) < len(g):
             why = g[g.status != "ok"].status.iloc[0].strip().splitlines()[-1][:90]
-            lines.append(f"| {d} | {n:.0e} | {len(ok)} of {len(g)} done | {why} | | | |")
+            lines.append(f"| {d} | {n:.0e} | {len(ok)} of {len(g)} done | {why} | | | | |")
             continue
         lines.append(
             f"| {d} | {n:.0e} | {len(ok)} | {ok.cpu_seconds.median():.3g} | "
             f"{ok.n_boxes.median():,.0f} | {ok.n_proposals.mean():.3g} | "
-            f"{ok.peak_rss_mb.max():.0f} |"
+            f"{ok.peak_rss_mb.max():.0f} | {ok.plan_bound_mb.max():.0f} |"
         )
     return "\n".join(lines)
 

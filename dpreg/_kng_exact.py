@@ -53,9 +53,13 @@ most of the width of the crossing hyperplanes' index intervals. Before proposing
 largest ``vol(B)(M_B - m_B)`` are split until ``sum vol m / sum vol M`` (a lower bound on the
 acceptance rate) is not too small; then refinement rounds alternate with batches of proposals.
 Past a box budget the partition is frozen and plain rejection continues (it never gives up).
-Crossing lists are a cache under a public memory guard: when more than ``MAX_LIST_ENTRIES``
+Crossing lists are a cache under a public memory guard: when more than ``list_entries``
 are stored, the lists of the boxes with the smallest proposal weight are dropped, and a box
-without a list gets it recomputed from all rows when it is split or proposed.
+without a list gets it recomputed from all rows when it is split or proposed. Every limit (box
+budget, stored entries, entries gathered by one split, entries whose temporaries exist at
+once) comes from :func:`memory_plan`, a function of public ``(n, d, memory budget)`` whose
+``bound`` covers the sampler's whole working set; a budget that cannot hold the rows is
+refused before anything is drawn.
 
 Why the law is exact whatever the splitting: at every proposal, conditionally on everything
 that happened before (which fixes the current envelope ``E(k) = M'_B`` for the cells of ``B``),
@@ -127,11 +131,106 @@ def _merge_duplicates(U, c, V):
     return Uu, np.ascontiguousarray(sk[starts, -1]), np.ascontiguousarray(Vm), mult
 
 
-#: Public memory guard of the box sampler (see ``_materialise``): at most this many
+#: Public memory guard of the box sampler (see ``memory_plan``): at most this many
 #: crossing-list entries are stored (24 bytes each: about 0.4 GB) ...
 MAX_LIST_ENTRIES = 2**24
-#: ... and one split call gathers at most this many parent entries (its temporaries).
+#: ... one split call gathers at most about this many parent entries ...
 MAX_SPLIT_ENTRIES = 2**20
+#: ... and its temporaries are built for at most this many of them at a time (a *piece*).
+MAX_PIECE_ENTRIES = 2**18
+#: Default memory budget (bytes) of one box sampler when none is given: 2 GiB, or the
+#: per-row part of :func:`memory_plan` plus 1 GiB if that is larger (public: n and d only).
+DEFAULT_MEMORY = 2**31
+
+# Bytes charged per unit by :func:`memory_plan` (upper bounds of what the code allocates;
+# the derivation is in the docstring there and in docs/kng_quantile_regression.md).
+_ROW_BYTES = (80, 272)  # per row: 80 d + 272
+_BOX_BYTES = (64, 400)  # per box: 64 d + 400
+_PIECE_BYTES = (112, 450)  # per piece entry: 112 d + 450
+_CHUNK_BYTES = 144  # per gathered parent entry
+_ENTRY_BYTES = 32  # per stored list entry (24 data + the list's array header, amortised)
+_ENUM_CHUNK = 2048
+
+
+def _default_budget(n, d):
+    return max(DEFAULT_MEMORY, _fixed_bytes(n, d) + 2**30)
+
+
+def _fixed_bytes(n, d):
+    # rows, plus the pattern enumeration's chunk (64 patterns, four arrays) and 16 MiB slack
+    # for the small per-call arrays (a batch of 4096 proposals and the like)
+    return n * (_ROW_BYTES[0] * d + _ROW_BYTES[1]) + _ENUM_CHUNK * 64 * d * 32 + 2**24
+
+
+def memory_plan(n, d, budget=None, max_boxes=200_000):
+    """The box sampler's memory plan: limits derived from public ``(n, d, budget, max_boxes)``.
+
+    Returns a dict with ``max_boxes`` (box budget), ``split_entries`` (parent entries one
+    split gathers), ``piece_entries`` (entries whose temporaries exist at once),
+    ``list_entries`` (stored crossing-list entries) and ``bound``: an upper bound, in bytes,
+    of the sampler's working set (everything :class:`BoxSampler` allocates, the gradient's
+    arrays included; not the interpreter nor the caller's own copies of the data), at most
+    ``budget``. Raises ``ValueError`` when ``budget`` cannot hold what ``n`` rows need at all
+    (call it before spending).
+
+    The working set is the sum of
+
+    * rows: ``n (80 d + 272)`` bytes. The merged rows ``U, V`` (and the gradient's own), ``|U|``,
+      the signed jump parts (``2 d``), the constants per row (threshold, slack, multiplicity,
+      ``a c``) are ``8 n (6 d + 6)``; the duplicate merge's sort keys and copies, a crossing
+      list recomputed from all rows (its pieces and their concatenation, ``48 n``) and one
+      density evaluation's gathered rows (``8 n (2 d + 4)``) add at most ``8 n (4 d + 12)``
+      at a time; one split gathers at most ``split_entries + n`` parent entries and holds
+      them with the children's lists and their pieces (``144`` bytes each, the ``n`` part
+      charged here);
+    * boxes: ``max_boxes (64 d + 400)``: twelve per-box arrays (``3 d + 9`` floats, doubled
+      while a split appends to them), the list slot and array header, and the refinement's
+      per-box temporaries;
+    * one piece: ``piece_entries (112 d + 450)``: the two children's candidate records
+      (index, deviation, radius, the step along the split coordinate), the classification's
+      masks and gathered jumps (``V`` and its signed parts: ``48 d`` per child record), the
+      kept records and their copies, and the per-child sums (at most one child pair per
+      parent entry);
+    * gathered parent entries: ``144 split_entries``;
+    * stored lists: ``32 list_entries``.
+
+    Examples
+    --------
+    >>> from dpreg._kng_exact import memory_plan
+    >>> plan = memory_plan(10_000, 3, budget=2**30)
+    >>> plan["bound"] <= 2**30, plan["max_boxes"]
+    (True, 200000)
+    """
+    n, d = int(n), int(d)
+    budget = _default_budget(n, d) if budget is None else int(budget)
+    fixed = _fixed_bytes(n, d)
+    avail = budget - fixed
+    per_box = _BOX_BYTES[0] * d + _BOX_BYTES[1]
+    per_piece = _PIECE_BYTES[0] * d + _PIECE_BYTES[1]
+    plan = {
+        "max_boxes": int(min(max_boxes, max(avail, 0) // 4 // per_box)),
+        "split_entries": int(min(MAX_SPLIT_ENTRIES, max(avail, 0) // 8 // _CHUNK_BYTES)),
+        "piece_entries": int(min(MAX_PIECE_ENTRIES, max(avail, 0) // 8 // per_piece)),
+        "list_entries": int(min(MAX_LIST_ENTRIES, max(avail, 0) // 2 // _ENTRY_BYTES)),
+    }
+    # the least that is worth running: 1000 boxes and pieces of 1024 records (or the caps)
+    if plan["max_boxes"] < min(max_boxes, 1000) or plan["piece_entries"] < min(
+        MAX_PIECE_ENTRIES, 1024
+    ):
+        need = fixed + 4 * per_box * min(max_boxes, 1000) + 8 * per_piece * 1024
+        raise ValueError(
+            f"The exact KNG sampler needs at least {need / 2**20:.0f} MiB for {n} rows and "
+            f"{d} parameters (memory budget {budget / 2**20:.0f} MiB). Raise the memory "
+            "budget or use fewer rows."
+        )
+    plan["bound"] = int(
+        fixed
+        + plan["max_boxes"] * per_box
+        + plan["piece_entries"] * per_piece
+        + plan["split_entries"] * _CHUNK_BYTES
+        + plan["list_entries"] * _ENTRY_BYTES
+    )
+    return plan
 
 
 class _NormBounds:
@@ -175,6 +274,10 @@ class BoxSampler:
         this value (before that, only refinement rounds).
     eval_budget : int
         Work (records examined) of one batch of proposals before the next refinement round.
+    memory_budget : int, optional
+        Bytes; the limits of :func:`memory_plan` (box budget, list store, split and piece
+        sizes) keep the sampler's working set below it. Default: ``DEFAULT_MEMORY`` or the
+        rows' need plus 1 GiB. Raises ``ValueError`` (before any draw) if it cannot fit.
     """
 
     def __init__(
@@ -187,7 +290,13 @@ class BoxSampler:
         max_boxes=200_000,
         min_acceptance=0.001,
         eval_budget=20_000,
+        memory_budget=None,
     ):
+        # every limit comes from public (n, d, budget): raises before anything else is built
+        plan = memory_plan(
+            np.shape(gradient.U)[0], np.shape(gradient.U)[1], memory_budget, max_boxes
+        )
+        self.memory = plan
         # Records with the same index vector and threshold switch together: merge them (their
         # jumps add up). Exact, and it keeps crossing counts small for duplicated rows.
         self.U, self.c, self.V, mult = _merge_duplicates(gradient.U, gradient.c, gradient.V)
@@ -197,7 +306,7 @@ class BoxSampler:
         self.scale = float(scale)
         self.ball = ball
         self.bounds = _NormBounds(ball)
-        self.max_boxes = int(max_boxes)
+        self.max_boxes = plan["max_boxes"]
         self.min_acceptance = float(min_acceptance)
         self.eval_budget = int(eval_budget)
         n, d = self.U.shape
@@ -225,14 +334,9 @@ class BoxSampler:
         self._loss_setup(mult, slack, big, total, gradient.U.shape[0])
         self.n_rounds = 0
         self.n_splits = 0
-        ctr, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
-        dev = self.U @ ctr[0] - self.c  # index minus threshold at the centre
-        rad = np.abs(self.U) @ half[0] + slack
-        rec = np.arange(n)
-        gfix0 = np.asarray(gradient.offset, dtype=float).reshape(1, d)
-        new = self._classify(
-            lo, hi, gfix0, np.zeros(1), rec, dev, rad, np.array([n]), np.zeros(1, int)
-        )
+        acc = self._classify_rows(lo[0], hi[0])
+        gfix0 = self._offset.reshape(1, d)
+        new = self._finish(lo, hi, gfix0, np.zeros(1), acc, np.zeros(1, int))
         for f in self._FIELDS:
             setattr(self, f, new[f])
         self.lists = new["lists"]
@@ -317,32 +421,79 @@ class BoxSampler:
             return True
         return False
 
-    def _classify(self, lo, hi, gfix_parent, cfix_parent, rec, dev, rad, counts, depth):
-        """Boxes ``[lo, hi]`` (rows) with candidate records ``rec`` grouped in consecutive runs
-        of lengths ``counts`` (one run per box), ``c_i + dev +- rad`` a rigorous enclosure of
-        the index interval of each candidate over its box (``rad`` includes the rounding
-        slack): fixed part of the gradient, crossing lists and bounds."""
-        nb, d = lo.shape
+    def _accumulators(self, nb):
+        """Per-box sums of :meth:`_tally` for ``nb`` boxes, all zero."""
+        d = self.d
+        return dict(
+            gadd=np.zeros((nb, d)), cadd=np.zeros(nb), pn=np.zeros((nb, 2 * d)),
+            cnt=np.zeros(nb, dtype=np.intp), hsum=np.zeros(nb), parts=[[] for _ in range(nb)],
+        )  # fmt: skip
+
+    def _tally(self, rec, dev, rad, counts, acc):
+        """Add one piece of candidate records to the per-box sums ``acc``.
+
+        The records ``rec`` come in consecutive runs of lengths ``counts`` (one run per box,
+        possibly empty), ``c_i + dev +- rad`` a rigorous enclosure of each record's index
+        interval over its box (``rad`` includes the rounding slack). A record is always
+        active, crossing or never active on the box; the sums are those of the newly always
+        active records (gradient and ``a c``), of the crossing records' positive and negative
+        jumps and of their hinges at the centre, and the crossing records themselves. Sums
+        over pieces add up, so a box's records may arrive in any number of pieces (the
+        memory plan bounds a piece's temporaries)."""
         active = dev >= rad
         cross = ~active & (dev + rad >= 0.0)
-        # per-box sums over consecutive runs: fixed part (records newly always active) and
-        # positive / negative jumps of the crossing records; only those rows are gathered
         starts = np.r_[0, np.cumsum(counts)[:-1]]
         ia = np.flatnonzero(active)
+        at_a = np.searchsorted(ia, starts)
+        ra = rec[ia]
+        acc["gadd"] += _run_sums(self.V, ra, at_a)
+        acc["cadd"] += _run_sums(self._ac, ra, at_a)[:, 0]
+        del ra, ia, active
         ic = np.flatnonzero(cross)
-        gfix = gfix_parent + _run_sums(self.V, rec[ia], np.searchsorted(ia, starts))
-        cfix = cfix_parent + _run_sums(self._ac, rec[ia], np.searchsorted(ia, starts))[:, 0]
+        at = np.searchsorted(ic, starts)
         rc = rec[ic]
-        pn = _run_sums(self._Vpn, rc, np.searchsorted(ic, starts))
-        pos, neg = pn[:, :d], pn[:, d:]
-        cnt = np.diff(np.r_[np.searchsorted(ic, starts), ic.size])
+        acc["pn"] += _run_sums(self._Vpn, rc, at)
+        cnt = np.diff(np.r_[at, ic.size])
+        acc["cnt"] += cnt
+        if self.convex:
+            hinge = self._a[rc] * np.maximum(dev[ic], 0.0)
+            acc["hsum"] += _run_sums(hinge.reshape(-1, 1), np.arange(hinge.size), at)[:, 0]
         keep = np.empty((ic.size, 3))
         keep[:, 0] = rc
         keep[:, 1] = dev[ic]
         keep[:, 2] = rad[ic]
         # own copies, not views of ``keep``: a dropped list must free its memory (a view would
-        # keep the whole ``keep`` of its split alive, outside the guard's count)
-        lists = [part.copy() for part in np.split(keep, np.cumsum(cnt)[:-1])]
+        # keep the whole ``keep`` of its piece alive, outside the guard's count)
+        for k in np.flatnonzero(cnt):
+            acc["parts"][k].append(keep[at[k] : at[k] + cnt[k]].copy())
+
+    def _classify_rows(self, lo, hi):
+        """:meth:`_tally` of all rows against one box ``[lo, hi]``, a piece at a time."""
+        n = self.U.shape[0]
+        ctr, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
+        acc = self._accumulators(1)
+        step = self.memory["piece_entries"]
+        for s0 in range(0, n, step):
+            sl = slice(s0, min(n, s0 + step))
+            dev = self.U[sl] @ ctr - self.c[sl]  # index minus threshold at the centre
+            rad = self._absU[sl] @ half + self._slack[sl]
+            rec = np.arange(sl.start, sl.stop)
+            self._tally(rec, dev, rad, np.array([rec.size]), acc)
+        return acc
+
+    def _finish(self, lo, hi, gfix_parent, cfix_parent, acc, depth):
+        """Boxes ``[lo, hi]`` (rows) from their parents' fixed sums and the tallied records:
+        fixed part of the gradient, crossing lists and bounds."""
+        nb, d = lo.shape
+        gfix = gfix_parent + acc["gadd"]
+        cfix = cfix_parent + acc["cadd"]
+        pos, neg = acc["pn"][:, :d], acc["pn"][:, d:]
+        cnt = acc["cnt"]
+        empty = np.empty((0, 3))  # shared by the boxes without crossings (never written)
+        lists = [
+            empty if not p else p[0] if len(p) == 1 else np.concatenate(p) for p in acc["parts"]
+        ]
+        acc["parts"] = None
         glo, ghi = gfix + neg, gfix + pos
         dist = np.maximum(np.maximum(glo, -ghi), 0.0)
         dist = np.maximum(dist - self.err, 0.0)
@@ -359,10 +510,7 @@ class BoxSampler:
         lmin = np.sum(np.minimum(gfix * lo, gfix * hi), axis=1) - cfix
         # ... and its value at the centre, a candidate reference point
         if self.convex:
-            hinge = self._a[rc] * np.maximum(dev[ic], 0.0)
-            at = np.searchsorted(ic, starts)
-            hsum = _run_sums(hinge.reshape(-1, 1), np.arange(hinge.size), at)[:, 0]
-            lcen = np.sum(gfix * (0.5 * lo + 0.5 * hi), axis=1) - cfix + hsum
+            lcen = np.sum(gfix * (0.5 * lo + 0.5 * hi), axis=1) - cfix + acc["hsum"]
             self._changed = self._offer_reference(lo, hi, lcen) or self._changed
         can = (hi - lo) >= 2.0 * self.g  # at least two grid cells: a split gives two boxes
         # split where the crossing records' jumps (= their index-interval widths for the
@@ -400,13 +548,13 @@ class BoxSampler:
         return low, high
 
     # ------------------------------------------------------------------ crossing lists
-    # Memory guard (public constants only). A crossing list is a cache: a box whose list is
-    # not stored (``None``) gets it recomputed from all rows when it is split or proposed
-    # (:meth:`_materialise`). After every split the lists of the boxes with the smallest
-    # proposal weight are dropped until at most MAX_LIST_ENTRIES entries (24 bytes each) are
-    # stored, and one split gathers about MAX_SPLIT_ENTRIES parent entries at a time. So
-    # memory stays bounded by public constants (and n d) while the partition keeps refining;
-    # any partition gives the same exact law, so the guard changes time and memory only.
+    # Memory guard (public limits only, from ``memory_plan``). A crossing list is a cache: a
+    # box whose list is not stored (``None``) gets it recomputed from all rows when it is split
+    # or proposed (:meth:`_materialise`). After every split the lists of the boxes with the
+    # smallest proposal weight are dropped until at most ``list_entries`` entries are stored;
+    # one split gathers about ``split_entries`` parent entries and builds its temporaries
+    # ``piece_entries`` at a time. Any partition gives the same exact law, so the guard
+    # changes time and memory only.
 
     def _list_size(self, b):
         lst = self.lists[b]
@@ -419,48 +567,37 @@ class BoxSampler:
         fixed on the box in exact arithmetic; ``gfix`` and ``cfix`` are recomputed with it, so
         that gradient and loss are the same functions as before up to the summation error
         that the bounds already allow for (any order of at most ``n`` terms)."""
-        lo, hi = self.lo[b], self.hi[b]
-        ctr, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
-        n, d = self.U.shape
-        gfix = self._offset.copy()
-        cfix = 0.0
-        parts = []
-        for s0 in range(0, n, 1 << 18):  # bounded temporaries
-            sl = slice(s0, min(n, s0 + (1 << 18)))
-            dev = self.U[sl] @ ctr - self.c[sl]
-            rad = self._absU[sl] @ half + self._slack[sl]
-            active = dev >= rad
-            cross = ~active & (dev + rad >= 0.0)
-            gfix += self.V[sl][active].sum(axis=0)
-            cfix += float(self._ac[sl][active].sum())
-            ic = np.flatnonzero(cross)
-            keep = np.empty((ic.size, 3))
-            keep[:, 0] = ic + s0
-            keep[:, 1] = dev[ic]
-            keep[:, 2] = rad[ic]
-            parts.append(keep)
-        self.gfix[b] = gfix
-        self.cfix[b] = cfix
-        return np.concatenate(parts)
+        acc = self._classify_rows(self.lo[b], self.hi[b])
+        self.gfix[b] = self._offset + acc["gadd"][0]
+        self.cfix[b] = acc["cadd"][0]
+        parts = acc["parts"][0]
+        return (
+            np.empty((0, 3))
+            if not parts
+            else parts[0]
+            if len(parts) == 1
+            else np.concatenate(parts)
+        )
 
     def _list(self, b, store=True):
         """The crossing list of box ``b`` (recomputed if it is not stored)."""
         lst = self.lists[b]
         if lst is None:
             lst = self._materialise(b)
-            if store and self.n_entries + lst.shape[0] <= MAX_LIST_ENTRIES:
+            if store and self.n_entries + lst.shape[0] <= self.memory["list_entries"]:
                 self.lists[b] = lst
                 self.n_entries += lst.shape[0]
         return lst
 
     def _evict(self):
         """Drop the stored lists of the lightest boxes until the store fits the guard."""
-        if self.n_entries <= MAX_LIST_ENTRIES:
+        cap = self.memory["list_entries"]
+        if self.n_entries <= cap:
             return
         sizes = np.array([0 if lst is None else lst.shape[0] for lst in self.lists])
         weight = np.where(sizes > 0, self.logvol + self.logM, np.inf)
         order = np.argsort(weight, kind="stable")
-        target = self.n_entries - MAX_LIST_ENTRIES // 2
+        target = self.n_entries - cap // 2
         k = int(np.searchsorted(np.cumsum(sizes[order]), target)) + 1
         for b in order[:k]:
             if self.lists[b] is not None:
@@ -469,13 +606,13 @@ class BoxSampler:
 
     def _split(self, parents):
         """Split boxes ``parents`` at their midpoints along ``split_dim``, a chunk of about
-        MAX_SPLIT_ENTRIES parent entries at a time (memory guard above)."""
+        ``split_entries`` parent entries at a time (memory guard above)."""
         parents = np.asarray(parents, dtype=np.intp)
         chunk, size = [], 0
         for p in parents:
             chunk.append(int(p))
             size += self._list_size(p)
-            if size >= MAX_SPLIT_ENTRIES:
+            if size >= self.memory["split_entries"]:
                 self._split_chunk(np.asarray(chunk, dtype=np.intp))
                 chunk, size = [], 0
         if chunk:
@@ -495,32 +632,43 @@ class BoxSampler:
         hi_left[rows, j] = mid
         lo_right[rows, j] = mid
         counts = np.array([lst.shape[0] for lst in plists], dtype=np.intp)
-        parts = np.concatenate(plists)
-        rec = parts[:, 0].astype(np.intp)
-        dev, rad = parts[:, 1], parts[:, 2]
-        owner = np.repeat(rows, counts)
+        parts = np.concatenate(plists) if plists else np.empty((0, 3))
+        del plists  # recomputed parent lists are freed here (stored ones stay in the cache)
+        ends = np.cumsum(counts)
+        begins = ends - counts
         # the left child's centre moves by (mid - hi) / 2 along j, the right one's by
         # (mid - lo) / 2: every index moves by U_ij times that, and its radius shrinks by the
         # same amount in absolute value (the child's half-width is the parent's minus it)
-        u_j = self.U[rec, j[owner]]
-        step_l = u_j * (0.5 * (mid - hi_j))[owner]
-        step_r = u_j * (0.5 * (mid - lo_j))[owner]
-        rad_l = rad - np.abs(step_l)  # stays >= the slack: |step| <= the exact radius
-        rad_r = rad - np.abs(step_r)
-        gfix = self.gfix[parents]
-        cfix = self.cfix[parents]
-        depth = self.depth[parents] + 1
+        move_l, move_r = 0.5 * (mid - hi_j), 0.5 * (mid - lo_j)
+        acc = self._accumulators(2 * P)
+        step = self.memory["piece_entries"]
+        for a in range(0, parts.shape[0], step):
+            b = min(parts.shape[0], a + step)
+            cnt = np.clip(ends, a, b) - np.clip(begins, a, b)  # each parent's part of the piece
+            rec = parts[a:b, 0].astype(np.intp)
+            dev, rad = parts[a:b, 1], parts[a:b, 2]
+            owner = np.repeat(rows, cnt)
+            u_j = self.U[rec, j[owner]]
+            step_l = u_j * move_l[owner]
+            step_r = u_j * move_r[owner]
+            del owner, u_j
+            self._tally(
+                np.concatenate([rec, rec]),
+                np.concatenate([dev + step_l, dev + step_r]),
+                # stays >= the slack: |step| <= the exact radius
+                np.concatenate([rad - np.abs(step_l), rad - np.abs(step_r)]),
+                np.concatenate([cnt, cnt]),
+                acc,
+            )
+        del parts
         self._changed = False
-        new = self._classify(
+        new = self._finish(
             np.vstack([lo, lo_right]),
             np.vstack([hi_left, hi]),
-            np.vstack([gfix, gfix]),
-            np.concatenate([cfix, cfix]),
-            np.concatenate([rec, rec]),
-            np.concatenate([dev + step_l, dev + step_r]),
-            np.concatenate([rad_l, rad_r]),
-            np.concatenate([counts, counts]),
-            np.concatenate([depth, depth]),
+            np.vstack([self.gfix[parents]] * 2),
+            np.concatenate([self.cfix[parents]] * 2),
+            acc,
+            np.concatenate([self.depth[parents] + 1] * 2),
         )
         n_old = self.n_boxes
         for f in self._FIELDS:

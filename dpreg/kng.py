@@ -372,7 +372,7 @@ class KNG:
 
     def sample_exact(
         self, random_state=None, max_boxes=200_000, return_info=False, jump_bound=None,
-        rounding_rows=None, progress=None,
+        rounding_rows=None, progress=None, memory_budget=None,
     ):  # fmt: skip
         """One exact draw from the KNG density.
 
@@ -404,6 +404,12 @@ class KNG:
             The ``n`` charged by ``float_scale`` (default: the gradient's rows). A weighted
             gradient, whose jumps ``fl(w_i x_ij)`` carry one more rounding each, passes
             ``n + 1`` (``docs/kng_quantile_regression.md``, "Sample weights").
+        progress : callable, optional
+            Display hook of :meth:`dpreg._kng_exact.BoxSampler.sample`.
+        memory_budget : int, optional
+            Bytes for the box sampler's working set (:func:`dpreg._kng_exact.memory_plan`,
+            which also gives the default); a budget too small for the rows raises
+            ``ValueError`` before the draw starts.
         """
         rng = check_random_state(random_state)
         scale = self.scale
@@ -423,7 +429,10 @@ class KNG:
         else:
             from ._kng_exact import BoxSampler
 
-            sampler = BoxSampler(self.gradient, scale, self.ball, self.lower, self.upper, max_boxes)
+            sampler = BoxSampler(
+                self.gradient, scale, self.ball, self.lower, self.upper, max_boxes,
+                memory_budget=memory_budget,
+            )  # fmt: skip
             theta, info = sampler.sample(rng, progress=progress)
             # a deterministic function of the released cell (post-processing)
             theta = np.clip(theta, self.lower, self.upper)

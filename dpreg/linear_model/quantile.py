@@ -23,6 +23,7 @@ from .._bounds import (
     fit_bounds,
     unscale_coefficients,
 )
+from .._kng_exact import memory_plan
 from .._kng_grid import round_to_grid
 from .._validation import (
     check_bounds,
@@ -200,6 +201,13 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         Seeds the sampler; a fixed value reproduces the fit exactly.
     accountant : BudgetAccountant, default=None
         Spends ``epsilon`` once per successful fit (checked before the data are touched).
+    memory_budget : int, default=None
+        Bytes for the exact sampler's working set. Its box budget, crossing-list store and
+        chunk sizes are derived from ``(n_samples, d, memory_budget)`` only
+        (:func:`dpreg._kng_exact.memory_plan`), so the memory a fit uses never depends on the
+        data beyond that public bound; a budget too small for ``n_samples`` rows raises a
+        ``ValueError`` before anything is spent. None: 2 GiB, or what the rows need plus
+        1 GiB if that is more.
 
     Attributes
     ----------
@@ -298,6 +306,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         random_state=None,
         accountant=None,
         bounds_share=DEFAULT_BOUNDS_SHARE,
+        memory_budget=None,
     ):
         self.quantile = quantile
         self.epsilon = epsilon
@@ -314,6 +323,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
         self.bounds_share = bounds_share
+        self.memory_budget = memory_budget
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -337,6 +347,13 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         if self.sampler not in ("exact", "gibbs"):
             raise ValueError(f"sampler must be 'exact' or 'gibbs', got {self.sampler!r}.")
+        mb = self.memory_budget
+        if mb is not None and (
+            isinstance(mb, bool) or not isinstance(mb, numbers.Integral) or mb < 1
+        ):
+            raise ValueError(
+                f"memory_budget must be None or a positive integer (bytes), got {mb!r}."
+            )
         accountant = check_accountant(self.accountant)
         rng = check_random_state(self.random_state)
         return tau, epsilon, norm, accountant, rng
@@ -576,6 +593,8 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         unit = float(np.max(ball.norm(np.eye(d))))
         if not epsilon / (2.0 * sens) * n * d * unit < 1e300:
             raise ValueError("epsilon is too large for the KNG density to be evaluated.")
+        if d >= 1 and (d == 1 or self.sampler == "exact"):
+            memory_plan(n, d, self.memory_budget)  # raises if the rows cannot fit (public)
         return norm_used, sens
 
     def _draw(self, mech, d, n, rng, weighted=False):
@@ -590,6 +609,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
                 theta, info = mech.sample_exact(
                     random_state=rng, return_info=True, jump_bound=np.ones(d),
                     rounding_rows=n + 1 if weighted else None, progress=progress,
+                    memory_budget=self.memory_budget,
                 )  # fmt: skip
             return theta, {"exact": True, "sampler": "boxes", **info}
         n_sweeps = self.n_sweeps

@@ -224,12 +224,14 @@ def test_memory_guard_evicts_lists_and_keeps_the_law(monkeypatch):
     """With a tiny public store for the crossing lists, the lists of the lightest boxes are
     dropped (and recomputed from all rows when needed) instead of freezing the partition: the
     store never exceeds the guard, the partition keeps refining, and the draws keep the exact
-    law (KS against the brute-force sampler). Control: the old guard froze these rounds at
-    4 boxes."""
+    law (KS against the brute-force sampler). Pieces of 7 records make every split and every
+    recomputed list sum its records over several pieces. Control: the old guard froze these
+    rounds at 4 boxes."""
     import dpreg._kng_exact as kx
 
     monkeypatch.setattr(kx, "MAX_LIST_ENTRIES", 80)
     monkeypatch.setattr(kx, "MAX_SPLIT_ENTRIES", 30)
+    monkeypatch.setattr(kx, "MAX_PIECE_ENTRIES", 7)  # a box's records arrive in many pieces
     mech = _mech(25, 2, 0.3, "linf", seed=2)
     bs = BoxSampler(mech.gradient, mech.scale, mech.ball, mech.lower, mech.upper)
     for _ in range(12):  # the partition doubles per round: keep it small
@@ -253,6 +255,7 @@ def test_envelopes_bound_the_density_on_every_box(monkeypatch, d, norm, tau):
 
     monkeypatch.setattr(kx, "MAX_LIST_ENTRIES", 200)
     monkeypatch.setattr(kx, "MAX_SPLIT_ENTRIES", 60)
+    monkeypatch.setattr(kx, "MAX_PIECE_ENTRIES", 11)
     mech = _mech(60, d, tau, norm, eps=4.0, seed=d)
     bs = BoxSampler(mech.gradient, mech.scale, mech.ball, mech.lower, mech.upper)
     for _ in range(15):
