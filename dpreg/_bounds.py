@@ -315,6 +315,20 @@ def private_bounds_unchecked(X, epsilon, levels, candidate_range, asinh_scale, w
     return np.clip(lower, *candidate_range), np.clip(upper, *candidate_range)
 
 
+def _per_column(X, epsilon, widen, scale):
+    """The per-column arguments of the private box releases: ``X`` as (n, p) floats, ``p``,
+    one budget per column (a scalar ``epsilon`` split equally; an array gives column j the
+    budget ``epsilon[j]``), one widening per column and the asinh scale (default
+    ``FIT_ASINH_SCALE``)."""
+    X = np.asarray(X, dtype=float)
+    X = X.reshape(X.shape[0], -1)
+    p = X.shape[1]
+    eps_col = np.asarray(epsilon, dtype=float)
+    eps_col = np.full(p, eps_col / p) if eps_col.ndim == 0 else eps_col
+    widen = np.broadcast_to(np.asarray(widen, dtype=float), (p,))
+    return X, p, eps_col, widen, FIT_ASINH_SCALE if scale is None else scale
+
+
 def private_median_mad_unchecked(X, epsilon, candidate_range, widen, rng, scale=None):
     """Private per-column ``median -/+ widen * MAD`` (the estimators' ``"private"`` bounds).
 
@@ -341,14 +355,7 @@ def private_median_mad_unchecked(X, epsilon, candidate_range, widen, rng, scale=
     deviations for normal data (MAD = 0.674 sd); :func:`fit_bounds` uses 2 for features and 3
     for the response.
     """
-    X = np.asarray(X, dtype=float)
-    X = X.reshape(X.shape[0], -1)
-    p = X.shape[1]
-    # a scalar epsilon is split equally; an array gives column j the budget epsilon[j]
-    eps_col = np.asarray(epsilon, dtype=float)
-    eps_col = np.full(p, eps_col / p) if eps_col.ndim == 0 else eps_col
-    widen = np.broadcast_to(np.asarray(widen, dtype=float), (p,))
-    scale = FIT_ASINH_SCALE if scale is None else scale
+    X, p, eps_col, widen, scale = _per_column(X, epsilon, widen, scale)
     c_lo, c_hi = candidate_range
     lower, upper = np.empty(p), np.empty(p)
     for j in range(p):
@@ -381,13 +388,7 @@ def private_abs_scale_unchecked(X, epsilon, candidate_range, widen, rng, scale=N
     model's sufficient statistics, measured: diabetes R^2 about 0 with such boxes even with
     the exact ``M_j``).
     """
-    X = np.asarray(X, dtype=float)
-    X = X.reshape(X.shape[0], -1)
-    p = X.shape[1]
-    eps_col = np.asarray(epsilon, dtype=float)
-    eps_col = np.full(p, eps_col / p) if eps_col.ndim == 0 else eps_col
-    widen = np.broadcast_to(np.asarray(widen, dtype=float), (p,))
-    scale = FIT_ASINH_SCALE if scale is None else scale
+    X, p, eps_col, widen, scale = _per_column(X, epsilon, widen, scale)
     top = max(abs(float(candidate_range[0])), abs(float(candidate_range[1])))
     half = np.empty(p)
     for j in range(p):
