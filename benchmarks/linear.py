@@ -82,6 +82,30 @@ def ols_with_ci(X, y, level=0.95):
     return beta, beta - half, beta + half
 
 
+def variant_errors(n, n_rep, variants, rng, accountant):
+    """``||beta_DP - beta_OLS||_2`` (intercept and slopes) of estimator variants on the design.
+
+    ``variants`` maps a label to ``FunctionalLinearRegression`` keyword arguments; each of
+    ``n_rep`` simulated data sets is fitted by every variant at every epsilon of ``EPS_GRID``
+    from the same released statistics' inputs (``random_state`` = the repetition). Returns
+    ``{(epsilon, label): [errors]}``. Used by the docs' comparison scripts
+    (``docs/user_guide/ridge_synthetic.py``, ``defaults_synthetic.py``).
+    """
+    errs = {}
+    for rep in range(n_rep):
+        X, y = simulate(n, rng)
+        b, _, _ = ols_with_ci(X, y)
+        st = sufficient_statistics(X, y, BOUNDS_X, BOUNDS_Y)
+        for eps in EPS_GRID:
+            for label, kw in variants.items():
+                m = FunctionalLinearRegression(
+                    epsilon=eps, random_state=rep, accountant=accountant, **kw
+                ).fit_statistics(st)
+                est = np.r_[m.intercept_, m.coef_]
+                errs.setdefault((eps, label), []).append(np.linalg.norm(est - b))
+    return errs
+
+
 def _simulation(n, n_rep, eps_grid, dpl_eps, seed, batch_rows):
     rng = np.random.default_rng(seed)
     models = {

@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 
-from benchmarks.linear import BOUNDS_X, BOUNDS_Y, EPS_GRID, P, ols_with_ci, simulate
-from dpreg import BudgetAccountant, FunctionalLinearRegression
+from benchmarks.linear import EPS_GRID, P, variant_errors
+from dpreg import BudgetAccountant
 from dpreg.linear_model._functional_sensitivity import Layout
-from dpreg.linear_model.functional import split_for_weight, sufficient_statistics
+from dpreg.linear_model.functional import split_for_weight
 
 
 def previous_split(p):
@@ -28,18 +28,7 @@ acc = BudgetAccountant()  # a throwaway ledger: this is a simulation, not one an
 rng = np.random.default_rng(0)
 previous = {"split": previous_split(P), "ridge_factor": 3.0}
 for n in (1_000, 10_000, 100_000):
-    errs = {}
-    for rep in range(20):
-        X, y = simulate(n, rng)
-        b, _, _ = ols_with_ci(X, y)
-        st = sufficient_statistics(X, y, BOUNDS_X, BOUNDS_Y)
-        for eps in EPS_GRID:
-            for label, kw in (("default", {}), ("previous", previous)):
-                m = FunctionalLinearRegression(
-                    epsilon=eps, random_state=rep, accountant=acc, **kw
-                ).fit_statistics(st)
-                est = np.r_[m.intercept_, m.coef_]
-                errs.setdefault((eps, label), []).append(np.linalg.norm(est - b))
+    errs = variant_errors(n, 20, {"default": {}, "previous": previous}, rng, acc)
     for eps in EPS_GRID:
         d, o = (np.median(errs[(eps, k)]) for k in ("default", "previous"))
         print(f"n={n:.0e} eps={eps:g} default {d:.4f} previous {o:.4f} ratio {d / o:.3f}")

@@ -10,26 +10,15 @@ import warnings
 
 import numpy as np
 
-from benchmarks.linear import BOUNDS_X, BOUNDS_Y, EPS_GRID, ols_with_ci, simulate
-from dpreg import BudgetAccountant, FunctionalLinearRegression
-from dpreg.linear_model.functional import sufficient_statistics
+from benchmarks.linear import EPS_GRID, variant_errors
+from dpreg import BudgetAccountant
 
 warnings.simplefilter("ignore")
 acc = BudgetAccountant()  # a throwaway ledger: this is a simulation, not one analysis
 rng = np.random.default_rng(0)
 for n in (10_000, 1_000_000):
-    errs = {}
-    for rep in range(20 if n == 10_000 else 5):
-        X, y = simulate(n, rng)
-        b, _, _ = ols_with_ci(X, y)
-        st = sufficient_statistics(X, y, BOUNDS_X, BOUNDS_Y)
-        for eps in EPS_GRID:
-            for label, kw in (("default", {}), ("adaptive", {"ridge": "adaptive"})):
-                m = FunctionalLinearRegression(
-                    epsilon=eps, random_state=rep, accountant=acc, **kw
-                ).fit_statistics(st)
-                est = np.r_[m.intercept_, m.coef_]
-                errs.setdefault((eps, label), []).append(np.linalg.norm(est - b))
+    variants = {"default": {}, "adaptive": {"ridge": "adaptive"}}
+    errs = variant_errors(n, 20 if n == 10_000 else 5, variants, rng, acc)
     for eps in EPS_GRID:
         d, a = (np.median(errs[(eps, k)]) for k in ("default", "adaptive"))
         print(f"n={n:.0e} eps={eps:g} default {d:.4f} adaptive {a:.4f} ratio {a / d:.3f}")
