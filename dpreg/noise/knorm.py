@@ -21,11 +21,14 @@ and simpler to draw: ``V = r U`` with ``r ~ Gamma(m + 1, scale=b)`` and U unifor
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import stats
 
 from .._random import check_random_state
 from .._validation import check_dim, check_epsilon, check_sensitivity
+from ..exceptions import PrivacyLeakWarning
 from . import _exact
 from .balls import _size_shape, make_ball
 
@@ -93,7 +96,8 @@ class KNormMechanism:
     def floating_point_safe(self):
         """Whether ``randomise`` is certified on real hardware (every lp ball, 1 <= p <= inf).
 
-        Other balls are snapped to the same grid but not certified: see
+        Other balls are snapped to the same grid but not certified (``randomise`` warns with
+        ``PrivacyLeakWarning``): see
         ``docs/floating_point.md``.
         """
         return _exact.hardened_p(self.ball) is not None
@@ -114,6 +118,18 @@ class KNormMechanism:
         value = np.asarray(value, dtype=float)
         if value.shape[-1:] != (self.dim,) and not (self.dim == 1 and value.ndim == 0):
             raise ValueError(f"value must have {self.dim} entries, got shape {value.shape}.")
+        if not self.floating_point_safe:
+            # Said at use, not only in the docs: a polytope or membership-oracle ball is exact in
+            # law but its float release is not certified, so the stated epsilon is not proven on
+            # real hardware (docs/floating_point.md).
+            warnings.warn(
+                f"{type(self.ball).__name__}: the K-norm release is exact in law and snapped to "
+                "a public grid, but only lp balls are certified on floating-point hardware; "
+                "the epsilon guarantee of this release is not proven there "
+                "(docs/floating_point.md). Use an lp norm for a certified release.",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
         return _exact.release_knorm_ball(
             value, self.ball, self.sensitivity, self.epsilon, self._rng, self.method == "polar"
         )

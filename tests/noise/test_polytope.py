@@ -120,6 +120,27 @@ def test_polytope_with_knorm_mechanism():
     assert stats.kstest(P.norm(V), mech.norm_distribution().cdf).pvalue > P_MIN
 
 
+def test_uncertified_balls_warn_at_use_and_lp_balls_do_not():
+    # A polytope or membership-oracle ball is exact in law but its float release is not
+    # certified: the user must hear it when the noise is drawn, not only in the docs.
+    import warnings  # noqa: PLC0415
+
+    from dpreg.exceptions import PrivacyLeakWarning  # noqa: PLC0415
+
+    P = random_symmetric_polytope(3, 9, 8)
+    body = ConvexBody(lambda v: np.abs(v).max(axis=-1) <= 1.0, np.ones(3))
+    for ball in (P, body):
+        mech = KNormMechanism(ball, dim=3, sensitivity=1.0, epsilon=1.0, random_state=0)
+        assert not mech.floating_point_safe
+        with pytest.warns(PrivacyLeakWarning, match="only lp balls are certified"):
+            mech.randomise(np.zeros(3))
+    for norm in ("l1", "l2", "linf", 3.0):
+        mech = KNormMechanism(norm, dim=3, sensitivity=1.0, epsilon=1.0, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            mech.randomise(np.zeros(3))
+
+
 # ----------------------------------------------------------------------------- validation
 def test_polytope_errors():
     with pytest.raises(ValueError, match="not symmetric"):
