@@ -301,21 +301,27 @@ def _intercept_only_draws(v, tau, h, eps_b, gamma, n_draws, seed):
     return out
 
 
-def test_law_of_the_perturbed_minimiser_matches_the_proof_and_control_rejected():
+@pytest.mark.parametrize(
+    "n_draws, factor, p_max",
+    [(500, 2.0, 1e-3), pytest.param(3000, 1.5, 1e-6, marks=pytest.mark.slow)],
+)
+def test_law_of_the_perturbed_minimiser_matches_the_proof_and_control_rejected(
+    n_draws, factor, p_max
+):
     """theta* is decreasing in b, so P(theta* <= t) = P(b >= b(t)) with b Laplace(Delta/eps_b):
-    KS of the implementation's certified minimisers against that law; a noise scale off by a
-    factor 1.5 is rejected."""
+    KS of the implementation's certified minimisers against that law; a noise scale off by
+    ``factor`` is rejected (short form in the default suite, the finer control marked slow)."""
     rng = np.random.default_rng(11)
     v = np.clip(rng.normal(0.1, 0.3, size=40), -1, 1)
     tau, h, eps_b = 0.3, 0.1, 0.5
     gamma = gamma_for(1.0, 0.5, 1, lam=core.hessian_bound(1.0, h))
-    draws = _intercept_only_draws(v, tau, h, eps_b, gamma, 1500, seed=3)
+    draws = _intercept_only_draws(v, tau, h, eps_b, gamma, n_draws, seed=3)
 
     def cdf(t, scale):
         return stats.laplace.sf(_b_of_theta(t, v, tau, h, gamma), scale=scale)
 
     assert stats.kstest(draws, lambda t: cdf(t, 1.0 / eps_b)).pvalue > 1e-3
-    assert stats.kstest(draws, lambda t: cdf(t, 1.5 / eps_b)).pvalue < 1e-6
+    assert stats.kstest(draws, lambda t: cdf(t, factor / eps_b)).pvalue < p_max
 
 
 @pytest.mark.parametrize("tau", [0.2, 0.5])
@@ -329,11 +335,11 @@ def test_density_ratio_of_neighbours_within_epsilon_and_control_exceeds(tau):
     lam = core.hessian_bound(1.0, h)
     gamma = gamma_for(eps_op, q, 1, lam=lam)
     scale = 1.0 / (eps_op * q)  # Delta = 1 for the intercept alone
-    grid = np.linspace(-1.5, 1.5, 6001)
+    grid = np.linspace(-1.5, 1.5, 1501)
 
     def worst(g, sc):
         best = 0.0
-        for v_new in np.r_[np.linspace(-1, 1, 81), v[:3]]:
+        for v_new in np.r_[np.linspace(-1, 1, 41), v[:3]]:
             for i in (0, 1):
                 v2 = v.copy()
                 v2[i] = v_new
