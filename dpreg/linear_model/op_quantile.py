@@ -257,7 +257,9 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
                     f"{name} must be a pair (lower, upper) of public bounds or None; 'private' "
                     "bounds are not supported by this estimator."
                 )
-        return tau, epsilon, check_accountant(self.accountant)
+        # the seed is checked here too: a bad one must not fail after the spend
+        rng = check_random_state(self.random_state)
+        return tau, epsilon, check_accountant(self.accountant), rng
 
     def fit(self, X, y):
         """Fit the private quantile regression (spends ``epsilon`` once).
@@ -273,7 +275,7 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        tau, epsilon, accountant = self._check_params()
+        tau, epsilon, accountant, rng = self._check_params()
         accountant.check(epsilon, 0.0)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         n, n_features = X.shape
@@ -324,7 +326,6 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("epsilon is too small for the certified release to be calibrated.")
 
         accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before computing
-        rng = check_random_state(self.random_state)
         W = design(Z[:, active], self.fit_intercept)
         v = y_box.to_unit(y[:, None])[:, 0]  # clipped into bounds_y, scaled onto [-1, 1]
         b = _perturbation(norm, dim, sensitivity, eps_op * q, rng)

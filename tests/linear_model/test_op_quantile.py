@@ -63,6 +63,7 @@ def test_docstring_example_runs():
         ({"bounds_y": (1.0, 1.0)}, "lower < upper"),
         ({"bounds_y": (0.0, float("inf"))}, "finite"),
         ({"fit_intercept": False, "bounds_X": (0.0, 0.0)}, "no parameter"),
+        ({"random_state": "seed"}, "random_state|seed"),
     ],
 )
 def test_bad_parameters_raise_before_spending(kw, match):
