@@ -8,6 +8,7 @@ from .linear_model import (
     FunctionalLinearRegression,
     KNGQuantileRegressor,
     ObjectivePerturbationLogistic,
+    ObjectivePerturbationQuantileRegressor,
 )
 from .location import PrivateProjectionMedian
 
@@ -18,6 +19,7 @@ __all__ = [
     "FunctionalLinearRegression",
     "KNGQuantileRegressor",
     "ObjectivePerturbationLogistic",
+    "ObjectivePerturbationQuantileRegressor",
     "PrivateProjectionMedian",
     "__version__",
 ]

@@ -60,8 +60,12 @@ def hessian_bound(dim):
     return float(dim) / 4.0
 
 
-def gamma_for(epsilon, q, dim, ridge=0.0, n_free=None):
+def gamma_for(epsilon, q, dim, ridge=0.0, n_free=None, lam=None):
     """The smallest ridge gamma the proof allows: ``lambda / (exp(epsilon (1 - q)) - 1)``.
+
+    ``lam``: the bound ``lambda`` on the largest eigenvalue of one example's (rank-one) loss
+    Hessian; default :func:`hessian_bound` (the logistic loss). Another loss (e.g. the smoothed
+    check loss of :mod:`._op_quantile`) passes its own; the argument below only uses that bound.
 
     The Jacobian step of the proof needs ``1 + sup z^T C^{-1} z / 4 <= exp(epsilon (1 - q))``
     where ``C >= gamma I + hess r``. By the matrix determinant lemma the changed example adds
@@ -76,7 +80,7 @@ def gamma_for(epsilon, q, dim, ridge=0.0, n_free=None):
     result is floored at the smallest positive normal float so that the objective stays
     strictly convex (raising gamma never hurts privacy).
     """
-    lam = hessian_bound(dim)
+    lam = hessian_bound(dim) if lam is None else float(lam)
     expo = epsilon * (1.0 - q)
     if expo >= 700:
         return float(np.finfo(float).tiny)
@@ -89,7 +93,10 @@ def gamma_for(epsilon, q, dim, ridge=0.0, n_free=None):
         elif n_free < dim:
             # n_free/g + k/(g + ridge) = 4 B  <=>  4B g^2 + (4B ridge - dim) g - n_free ridge = 0;
             # take the positive root in a cancellation-free form.
+            # (the same with lam in place of dim / 4: divide the condition by 4 lam / dim)
             a2, b1, c0 = 4.0 * budget, 4.0 * budget * ridge - dim, n_free * ridge
+            a2 *= dim / (4.0 * lam)
+            b1 = a2 * ridge - dim
             disc = math.sqrt(b1 * b1 + 4.0 * a2 * c0)
             root = 2.0 * c0 / (b1 + disc) if b1 > 0 else (disc - b1) / (2.0 * a2)
             gamma = min(gamma, root * (1.0 + 1e-9))  # stay on the safe side of the root
@@ -112,8 +119,12 @@ NOMINAL_CURVATURE = 1.0 / 12.0
 NOMINAL_RADIUS = 2.0
 
 
-def nominal_error(epsilon, q, dim, norm, n_samples, ridge=0.0, n_free=None):
+def nominal_error(epsilon, q, dim, norm, n_samples, ridge=0.0, n_free=None, loss=None):
     """Data-independent error proxy for the released theta at budget share ``q``.
+
+    ``loss``: None for the logistic loss, else ``(lam, sensitivity, curvature, radius)`` of
+    another loss (its Hessian bound, gradient sensitivity in ``norm``, and the nominal
+    curvature and radius of the model below, all public constants).
 
     Model the mean loss as the quadratic ``h/2 |theta - theta0|^2`` with ``h`` =
     :data:`NOMINAL_CURVATURE` and ``|theta0|_2`` = :data:`NOMINAL_RADIUS`. The perturbed
@@ -122,9 +133,11 @@ def nominal_error(epsilon, q, dim, norm, n_samples, ridge=0.0, n_free=None):
     that matters: a larger q means less noise but a larger ridge, and for small ``n epsilon`` a
     large ridge also shrinks the noise (both estimates go to 0 and the error to R).
     """
-    g = (gamma_for(epsilon, q, dim, ridge, n_free) + ridge) / n_samples
+    lam, sens, h, R = (None, None, NOMINAL_CURVATURE, NOMINAL_RADIUS) if loss is None else loss
+    g = (gamma_for(epsilon, q, dim, ridge, n_free, lam) + ridge) / n_samples
     noise_sq = _unit_noise_second_moment(norm, dim) / (epsilon * q * n_samples) ** 2
-    h, R = NOMINAL_CURVATURE, NOMINAL_RADIUS
+    if sens is not None:  # the noise scales with the sensitivity
+        noise_sq *= (sens / gradient_sensitivity(norm, dim)) ** 2
     return math.sqrt(g * g * R * R + noise_sq) / (h + g)
 
 
@@ -136,17 +149,18 @@ def nominal_error(epsilon, q, dim, norm, n_samples, ridge=0.0, n_free=None):
 MAX_AUTO_Q = 0.90
 
 
-def default_q(epsilon, dim, norm="linf", n_samples=10_000, ridge=0.0, n_free=None):
+def default_q(epsilon, dim, norm="linf", n_samples=10_000, ridge=0.0, n_free=None, loss=None):
     """Data-independent share of the budget spent on the noise vector V (``q="auto"``).
 
     The minimiser over ``q`` in {0.30, 0.31, ..., 0.90} (:data:`MAX_AUTO_Q`) of
     :func:`nominal_error`, a function of the public quantities ``(epsilon, dim, norm, n)``
-    only (n is public under replace-one adjacency), so choosing q costs no privacy. Measured
+    only (n is public under replace-one adjacency), so choosing q costs no privacy. ``loss``
+    as in :func:`nominal_error` (None: the logistic loss). Measured
     on seed 001's Algorithm 3 the rule picks q within 0.05 of the empirically best q at every
     epsilon of the grid (see ``docs/objective_perturbation.md``).
     """
     grid = np.round(np.arange(0.30, MAX_AUTO_Q + 0.005, 0.01), 2)
-    cost = [nominal_error(epsilon, q, dim, norm, n_samples, ridge, n_free) for q in grid]
+    cost = [nominal_error(epsilon, q, dim, norm, n_samples, ridge, n_free, loss) for q in grid]
     return float(grid[int(np.argmin(cost))])
 
 

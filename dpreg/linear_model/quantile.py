@@ -175,7 +175,10 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         rejection sampling with box envelopes, an exact draw from the KNG density (pure
         epsilon-DP); its running time depends on the data (a timing side channel outside the
         guarantee) and grows quickly with ``d``, so it accepts at most ``MAX_EXACT_PARAMS = 5``
-        parameters. ``"gibbs"``: explicit opt-in to the approximate Gibbs / hit-and-run chain
+        parameters (for more parameters, or d >= 4 with large ``n``, the exact
+        :class:`~dpreg.ObjectivePerturbationQuantileRegressor` is much faster:
+        ``docs/op_quantile_regression.md``). ``"gibbs"``: explicit opt-in to the approximate
+        Gibbs / hit-and-run chain
         (any ``d``; a :class:`~dpreg.exceptions.PrivacyLeakWarning` says that the guarantee is
         then only approximate). With ``d == 1`` the draw is always exact.
     n_sweeps : int or "auto", default="auto"
@@ -567,7 +570,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
                 "the KNG density, so the release is (epsilon, delta)-DP with an unknown delta, "
                 "not epsilon-DP. Its float state is rounded to the exact sampler's public grid, "
                 "which is not a floating-point certificate either (docs/floating_point.md). "
-                "Use sampler='exact' for the stated guarantee.",
+                "Use sampler='exact' for the stated guarantee, or "
+                "ObjectivePerturbationQuantileRegressor (exact epsilon-DP, fast for many "
+                "parameters).",
                 PrivacyLeakWarning,
                 stacklevel=3,
             )
@@ -579,8 +584,10 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         if self.sampler == "exact" and d > MAX_EXACT_PARAMS:
             raise ValueError(
                 f"The exact KNG sampler handles at most {MAX_EXACT_PARAMS} parameters "
-                f"(this model has {d}). Reduce the features, or pass sampler='gibbs' for an "
-                "approximate sampler whose guarantee is only approximate."
+                f"(this model has {d}). Use ObjectivePerturbationQuantileRegressor (exact "
+                "epsilon-DP for any number of parameters, a convex fit; "
+                "docs/op_quantile_regression.md), reduce the features, or pass "
+                "sampler='gibbs' for a sampler whose guarantee is only approximate."
             )
         candidates = ["l1", "l2", "linf"] if norm == "auto" else [norm]
         sens_all = [
