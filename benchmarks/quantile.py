@@ -23,7 +23,10 @@ Targets (issues 5 and 12): at n = 10^4, epsilon = 1, tau = 1/2, mean error <= 1.
 non-private estimator's; fit time at n = 10^4, d = 3 <= 2 s and <= 0.1x HiGHS; n = 10^6,
 d = 2 <= 10 s.
 
-Run ``python -m benchmarks.quantile`` (full, tens of minutes) or ``--quick`` (< 2 min).
+Run ``python -m benchmarks.quantile`` (full, tens of minutes) or ``--quick`` (< 2 min);
+``--timing`` runs only the timing experiment at full size (``results/quantile_timing.csv``),
+``--accuracy`` only the Fig. 2 / tau = 0.1, 0.9 accuracy check at n = 10^4 and ``--scaling``
+the box-count / time table for d = 2..5.
 """
 
 from __future__ import annotations
@@ -543,6 +546,9 @@ def main(argv=None):
     parser.add_argument(
         "--accuracy", action="store_true", help="only the tau = 0.1 / 0.9 accuracy check"
     )
+    parser.add_argument(
+        "--timing", action="store_true", help="only the KNG vs HiGHS timing (full sizes)"
+    )
     parser.add_argument("--cap", type=float, default=600.0, help="--scaling: wall s per cell")
     parser.add_argument("--scaling-cell", nargs=3, type=int, help=argparse_suppress())
     args = parser.parse_args(argv)
@@ -553,6 +559,11 @@ def main(argv=None):
         return
     if args.accuracy:
         accuracy_check()
+        return
+    if args.timing:
+        df = pd.DataFrame(timing(quick=False))
+        print(summary(df))
+        save(df, "quantile_timing", quick=False)
         return
     if args.scaling:
         scaling(cap=args.cap)
