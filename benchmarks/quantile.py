@@ -529,6 +529,15 @@ def accuracy_check(reps=100, n=10_000):
     table = pd.DataFrame({"mean": g.mean(), "se": g.std() / np.sqrt(g.count())}).unstack()
     table["ratio KNG / non-private"] = table[("mean", "KNG")] / table[("mean", "non-private")]
     print(table.to_string())
+    save(df, "quantile_accuracy", quick=False)
+    from ._common import results_dir
+
+    (results_dir(False) / "quantile_accuracy.md").write_text(
+        f"Run: `python -m benchmarks.quantile --accuracy` (n = {n}, epsilon = 1, {reps} "
+        "replicates; mean Euclidean error, its standard error, and the ratio)\n\n```\n"
+        + table.to_string(float_format=lambda v: f"{v:.4g}")
+        + "\n```\n"
+    )
     return df
 
 

@@ -283,7 +283,9 @@ def directional_everywhere(monkeypatch):
     monkeypatch.setattr(kx, "_DIRECTIONAL_MAX", 10**9)
 
 
-@pytest.mark.parametrize("d, norm, tau", [(2, "linf", 0.3), (3, "l2", 0.7), (3, "l1", 0.5)])
+@pytest.mark.parametrize(
+    "d, norm, tau", [(2, "linf", 0.3), (3, "l2", 0.7), (3, "l1", 0.5), (5, "linf", 0.5)]
+)
 def test_directional_envelope_bounds_the_density(directional_everywhere, d, norm, tau):
     """Adversarial check of the directional bound: at random points and at the corners
     corner of every box of a refined partition, ``log f <= log M_B``; and the bound does
