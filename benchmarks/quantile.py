@@ -23,7 +23,10 @@ Targets (issues 5 and 12): at n = 10^4, epsilon = 1, tau = 1/2, mean error <= 1.
 non-private estimator's; fit time at n = 10^4, d = 3 <= 2 s and <= 0.1x HiGHS; n = 10^6,
 d = 2 <= 10 s.
 
-Run ``python -m benchmarks.quantile`` (full, tens of minutes) or ``--quick`` (< 2 min).
+Run ``python -m benchmarks.quantile`` (full, tens of minutes) or ``--quick`` (< 2 min);
+``--timing`` runs only the timing experiment at full size (``results/quantile_timing.csv``),
+``--accuracy`` only the Fig. 2 / tau = 0.1, 0.9 accuracy check at n = 10^4 and ``--scaling``
+the box-count / time table for d = 2..5.
 """
 
 from __future__ import annotations
@@ -526,6 +529,15 @@ def accuracy_check(reps=100, n=10_000):
     table = pd.DataFrame({"mean": g.mean(), "se": g.std() / np.sqrt(g.count())}).unstack()
     table["ratio KNG / non-private"] = table[("mean", "KNG")] / table[("mean", "non-private")]
     print(table.to_string())
+    save(df, "quantile_accuracy", quick=False)
+    from ._common import results_dir
+
+    (results_dir(False) / "quantile_accuracy.md").write_text(
+        f"Run: `python -m benchmarks.quantile --accuracy` (n = {n}, epsilon = 1, {reps} "
+        "replicates; mean Euclidean error, its standard error, and the ratio)\n\n```\n"
+        + table.to_string(float_format=lambda v: f"{v:.4g}")
+        + "\n```\n"
+    )
     return df
 
 
@@ -543,6 +555,9 @@ def main(argv=None):
     parser.add_argument(
         "--accuracy", action="store_true", help="only the tau = 0.1 / 0.9 accuracy check"
     )
+    parser.add_argument(
+        "--timing", action="store_true", help="only the KNG vs HiGHS timing (full sizes)"
+    )
     parser.add_argument("--cap", type=float, default=600.0, help="--scaling: wall s per cell")
     parser.add_argument("--scaling-cell", nargs=3, type=int, help=argparse_suppress())
     args = parser.parse_args(argv)
@@ -553,6 +568,11 @@ def main(argv=None):
         return
     if args.accuracy:
         accuracy_check()
+        return
+    if args.timing:
+        df = pd.DataFrame(timing(quick=False))
+        print(summary(df))
+        save(df, "quantile_timing", quick=False)
         return
     if args.scaling:
         scaling(cap=args.cap)

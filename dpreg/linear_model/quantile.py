@@ -106,6 +106,12 @@ _AUTO_WORK = 1e6  # records x lines per chain for n_sweeps="auto"
 # the dimension: see docs/kng_quantile_regression.md, section 4); beyond it the user must opt
 # in to the approximate Gibbs sampler.
 MAX_EXACT_PARAMS = 5
+#: Largest number of rows the exact sampler accepts per number of parameters (d <= 3: no
+#: limit beyond the memory plan). Public inputs only; set from the measured fit times in
+#: docs/kng_quantile_regression.md, "Feasible range" (a fit at the limit takes at most about
+#: a minute of CPU on the reference machine; beyond it the running time grows roughly in
+#: proportion to n, so a default fit never waits unboundedly).
+MAX_EXACT_ROWS = {4: 200_000, 5: 10_000}
 # Parameters must stay well inside the float range: indices w^T theta sum d of them.
 _MAX_ABS_PARAM = 1e300
 
@@ -175,9 +181,11 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         rejection sampling with box envelopes, an exact draw from the KNG density (pure
         epsilon-DP); its running time depends on the data (a timing side channel outside the
         guarantee) and grows quickly with ``d``, so it accepts at most ``MAX_EXACT_PARAMS = 5``
-        parameters (for more parameters, or d >= 4 with large ``n``, the exact
-        :class:`~dpreg.ObjectivePerturbationQuantileRegressor` is much faster:
-        ``docs/op_quantile_regression.md``). ``"gibbs"``: explicit opt-in to the approximate
+        parameters, and at most 200,000 rows at ``d = 4`` and 10,000 at ``d = 5``
+        (``MAX_EXACT_ROWS``; a ``ValueError`` before anything is spent). Beyond that range
+        (or whenever speed matters at ``d >= 4``) the exact
+        :class:`~dpreg.ObjectivePerturbationQuantileRegressor` is much faster
+        (``docs/op_quantile_regression.md``). ``"gibbs"``: explicit opt-in to the approximate
         Gibbs / hit-and-run chain
         (any ``d``; a :class:`~dpreg.exceptions.PrivacyLeakWarning` says that the guarantee is
         then only approximate). With ``d == 1`` the draw is always exact.
@@ -588,6 +596,16 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
                 "epsilon-DP for any number of parameters, a convex fit; "
                 "docs/op_quantile_regression.md), reduce the features, or pass "
                 "sampler='gibbs' for a sampler whose guarantee is only approximate."
+            )
+        limit = MAX_EXACT_ROWS.get(d)
+        if self.sampler == "exact" and limit is not None and n > limit:
+            raise ValueError(
+                f"The exact KNG sampler is not feasible for {n} rows with {d} parameters: "
+                f"at {d} parameters it accepts at most {limit} rows (its running time grows "
+                "with n and d; see docs/kng_quantile_regression.md, 'Feasible range'). Use "
+                "fewer rows or features, ObjectivePerturbationQuantileRegressor (exact "
+                "epsilon-DP by objective perturbation of a smoothed check loss), or "
+                "sampler='gibbs' (approximate guarantee only). Nothing was spent."
             )
         candidates = ["l1", "l2", "linf"] if norm == "auto" else [norm]
         sens_all = [

@@ -5,6 +5,8 @@ bound f <= 1, using only ``KNG.log_density``), KS tests on marginals and a linea
 controls show the tests detect a mis-calibrated sampler.
 """
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -269,3 +271,42 @@ def test_envelopes_bound_the_density_on_every_box(monkeypatch, d, norm, tau):
         assert np.all(exact >= bs.logm[b] - 1e-9)
         for t, e in zip(th, exact):
             assert bs.log_density(t, b) == pytest.approx(e, rel=1e-9, abs=1e-9)
+
+
+@pytest.fixture
+def directional_everywhere(monkeypatch):
+    """Turn the directional bound (normally from d = 5 on) on at every d, and apply it to
+    every box, so that the small-d checks below exercise it."""
+    import dpreg._kng_exact as kx
+
+    monkeypatch.setattr(kx, "_DIRECTIONAL_MIN_DIM", 1)
+    monkeypatch.setattr(kx, "_DIRECTIONAL_MAX", 10**9)
+
+
+@pytest.mark.parametrize(
+    "d, norm, tau", [(2, "linf", 0.3), (3, "l2", 0.7), (3, "l1", 0.5), (5, "linf", 0.5)]
+)
+def test_directional_envelope_bounds_the_density(directional_everywhere, d, norm, tau):
+    """Adversarial check of the directional bound: at random points and at the corners
+    corner of every box of a refined partition, ``log f <= log M_B``; and the bound does
+    bind (it is above the interval bound on some boxes), so this check can fail."""
+    mech = _mech(60, d, tau, norm, eps=4.0, seed=d)
+    bs = BoxSampler(mech.gradient, mech.scale, mech.ball, mech.lower, mech.upper)
+    for _ in range(15):
+        bs.refine_round()
+    rng = np.random.default_rng(1)
+    corners = np.array(list(itertools.product((0.0, 1.0), repeat=d)))
+    for b in range(bs.n_boxes):
+        th = rng.uniform(bs.lo[b], bs.hi[b], size=(20, d))
+        th = np.vstack([th, bs.lo[b] + corners * (bs.hi[b] - bs.lo[b])])
+        assert np.all(mech.log_density(th) <= bs.logM[b] + 1e-9)
+    assert np.any(bs.wdir != 0.0)  # the directional bound was computed
+
+
+@pytest.mark.parametrize("d, norm, tau", [(2, "linf", 0.3), (3, "l2", 0.8)])
+def test_directional_sampler_matches_brute_force(directional_everywhere, d, norm, tau):
+    """With the directional bound on every box the draws keep the exact law."""
+    mech = _mech(25, d, tau, norm, seed=d)
+    A = _exact_draws(mech, 150)
+    B = _brute(mech, 4000, seed=1)
+    assert min(_ks_pvalues(A, B)) > 1e-3 / (d + 1)
