@@ -109,7 +109,7 @@ def bound_quality(record):
 
 def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None):
     rows = []
-    for name, X, y, est, bx, by in _settings():
+    for name, X, y, est, bx, by, x in _settings(extra=True):
         if "progress_bar" in est.get_params():
             est = clone(est).set_params(progress_bar=False)
         if name not in (names or ("diabetes", "breast_cancer", "engel")):
@@ -133,10 +133,10 @@ def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None):
                             _fit_public(clone(est), Xtr, ytr, rest, bx, by, rep).score(Xte, yte)
                         )
                         with patched_release(oracle=True):
-                            fit = _fit_private(est, Xtr, ytr, eps, by is not None, share, rep)
+                            fit = _fit_private(est, Xtr, ytr, eps, by is not None, share, rep, x)
                             res["oracle"].append(fit.score(Xte, yte))
                         with patched_release(record=record):
-                            fit = _fit_private(est, Xtr, ytr, eps, by is not None, share, rep)
+                            fit = _fit_private(est, Xtr, ytr, eps, by is not None, share, rep, x)
                             res["private"].append(fit.score(Xte, yte))
                 med = {k: float(np.median(v)) for k, v in res.items()}
                 row = {

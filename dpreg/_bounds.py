@@ -590,6 +590,99 @@ def scale_only_rule(eps_cols, n_samples, is_target):
     return bool(np.min(eps_cols[features]) / 2.0 * max(n_samples, 1) < SCALE_ONLY_RANKS)
 
 
+ALL = "all"
+
+
+def check_bounds_groups(groups, n_features):
+    """Validate ``bounds_groups`` (no data needed): None, ``"all"`` or lists of feature indices.
+
+    Returns None or a list of sorted int arrays: disjoint, each index in ``[0, n_features)``
+    (negative indices count from the end), each group non-empty. ``"all"`` is one group of
+    every feature. A ``ValueError`` otherwise, before anything is spent.
+
+    Examples
+    --------
+    >>> from dpreg._bounds import check_bounds_groups
+    >>> [g.tolist() for g in check_bounds_groups([[0, 2], [-1]], 4)]
+    [[0, 2], [3]]
+    >>> [g.tolist() for g in check_bounds_groups("all", 3)]
+    [[0, 1, 2]]
+    """
+    if groups is None:
+        return None
+    if isinstance(groups, str):
+        if groups != ALL:
+            raise ValueError(f"bounds_groups must be None, 'all' or lists of column indices, "
+                             f"got {groups!r}.")  # fmt: skip
+        return [np.arange(n_features)]
+    message = (
+        "bounds_groups must be None, 'all' or a list of non-empty, disjoint lists of column "
+        f"indices in [-{n_features}, {n_features}), got {groups!r}."
+    )
+    out, seen = [], set()
+    try:
+        for group in groups:
+            if isinstance(group, (str, bytes)) or len(group) == 0:
+                raise ValueError(message)
+            idx = []
+            for j in group:
+                if isinstance(j, (bool, np.bool_)) or not isinstance(j, numbers.Integral):
+                    raise ValueError(message)
+                if not -n_features <= j < n_features:
+                    raise ValueError(message)
+                idx.append(int(j) % n_features)
+            if len(set(idx)) != len(idx) or seen & set(idx):
+                raise ValueError(message)
+            seen |= set(idx)
+            out.append(np.array(sorted(idx), dtype=int))
+    except TypeError:
+        raise ValueError(message) from None
+    if not out:
+        raise ValueError(message)
+    return out
+
+
+def pooled_release_epsilon(epsilon_unit, size):
+    r"""The budget argument of a release on a unit of ``size`` pooled columns: ``epsilon / size``.
+
+    **Proof** that the pooled release of a group costs ``epsilon_unit``. The release draws
+    the exact KNG median of the ``N = n g`` pooled values (and then of their deviations from
+    the released median) with the utility ``-|c(theta) - N / 2|``, ``c(theta) =
+    #{(i, j) : x_ij <= theta}``. Replacing one record (one row) changes at most ``g`` of the
+    pooled values, so ``c`` moves by at most ``g`` at every ``theta``: the sensitivity is
+    ``g``. The KNG draw with exponent ``(e / 2) |c - N/2|`` is ``e g``-DP (the unnormalised
+    density moves by at most ``exp(e g / 2)`` and so does its normaliser), so ``e =
+    epsilon_draw / g`` makes each draw ``epsilon_draw``-DP and the release's draws compose to
+    ``epsilon_unit`` as for one column. The same holds for ``x -> |x|`` (scale-only) and
+    ``x -> |x - m|`` with ``m`` released: fixed per-value maps keep ``g`` changed values per
+    row. Size 1 is the per-column release itself.
+
+    Why it pays: outside the data ``|c - N/2| = n g / 2``, so the exponent there is ``e n g /
+    4 = epsilon_draw n / 4``: a group of ``g`` columns buys the reliability of ONE column with
+    the whole budget of the unit, instead of ``g`` columns at ``1 / g`` of it each. It is
+    only right when one box suits every column of the group (a shared unit, centre and
+    spread: e.g. columns standardised by a public rule); that is public knowledge the user
+    states, never read from the data.
+    """
+    return float(epsilon_unit) / int(size)
+
+
+def _units(private, names, groups):
+    """Index arrays into the stacked private columns: one per unit (a group or a column)."""
+    units, start = [], 0
+    for index, cols in private:
+        width = cols.shape[1]
+        grouped = np.zeros(width, dtype=bool)
+        if names[index] == "bounds_X" and groups is not None:
+            for group in groups:
+                units.append(start + np.asarray(group, dtype=int))
+                grouped[group] = True
+        units.extend(np.array([start + j]) for j in np.flatnonzero(~grouped))
+        start += width
+    # a fixed public order (by first column), so that an ungrouped fit draws as before
+    return sorted(units, key=lambda u: int(u[0]))
+
+
 def fit_bounds(
     columns,
     params,
@@ -599,6 +692,7 @@ def fit_bounds(
     names,
     scale_only_features=False,
     scale_only_targets=False,
+    groups=None,
 ):
     """Resolve the bounds of one fit: the single code path of ``bounds_X/bounds_y="private"``.
 
@@ -632,6 +726,15 @@ def fit_bounds(
     split per release (``column_epsilons(..., releases)``), after the rule has been applied
     to the per-column split.
 
+    ``groups`` (the output of :func:`check_bounds_groups`: None or lists of column indices of
+    the parameter named ``"bounds_X"``) pools each group of feature columns into ONE *unit*
+    with one shared box: the unit is released like a single column, by the same release
+    function, on its ``n g`` pooled values ``x_ij`` (``g`` columns) with its budget divided
+    by ``g`` (:func:`pooled_release_epsilon`, the proof is there). Everything above (the
+    share, the split, the scale-only rule) then counts units instead of columns; with no
+    groups every column is its own unit and the release is the one without groups, draw for
+    draw.
+
     Pairs are returned as validated arrays; None stays None (the estimator then reads the
     bounds from the data with its ``PrivacyLeakWarning``, as before).
 
@@ -656,36 +759,40 @@ def fit_bounds(
     if not private:
         return resolved, float(epsilon)
     stacked = np.hstack([cols for _, cols in private])
-    eps_b = bounds_epsilon(share, epsilon, *stacked.shape)
-    eps_left = float(epsilon) - eps_b
-    if eps_b + eps_left > float(epsilon):  # round-off must not make the parts exceed the total
-        eps_left = float(np.nextafter(eps_left, 0.0))
     is_target = np.concatenate(
         [np.full(cols.shape[1], names[index] == "bounds_y") for index, cols in private]
     )
-    eps_cols = column_epsilons(eps_b, stacked.shape[0], is_target)
-    scale_only = np.zeros(is_target.size, dtype=bool)  # public: which columns get one release
-    if scale_only_features and scale_only_rule(eps_cols, stacked.shape[0], is_target):
-        scale_only |= ~is_target
+    units = _units(private, names, groups)
+    unit_target = np.array([is_target[u[0]] for u in units])
+    eps_b = bounds_epsilon(share, epsilon, stacked.shape[0], len(units))
+    eps_left = float(epsilon) - eps_b
+    if eps_b + eps_left > float(epsilon):  # round-off must not make the parts exceed the total
+        eps_left = float(np.nextafter(eps_left, 0.0))
+    eps_units = column_epsilons(eps_b, stacked.shape[0], unit_target)
+    scale_only = np.zeros(len(units), dtype=bool)  # public: which units get one release
+    if scale_only_features and scale_only_rule(eps_units, stacked.shape[0], unit_target):
+        scale_only |= ~unit_target
     if scale_only_targets:
-        scale_only |= is_target
+        scale_only |= unit_target
     if scale_only.any():  # one draw instead of two: split the budget per release
-        eps_cols = column_epsilons(eps_b, stacked.shape[0], is_target, np.where(scale_only, 1, 2))
+        releases = np.where(scale_only, 1, 2)
+        eps_units = column_epsilons(eps_b, stacked.shape[0], unit_target, releases)
     lower, upper = np.empty(is_target.size), np.empty(is_target.size)
-    # the scale-only columns first, then the median / MAD ones: a fixed public order of draws
+    # the scale-only units first, then the median / MAD ones: a fixed public order of draws
     for one, release, widen in (
         (True, private_abs_scale_unchecked, SCALE_WIDEN),
-        (False, private_median_mad_unchecked, np.where(is_target, FIT_WIDEN_TARGET, FIT_WIDEN)),
+        (False, private_median_mad_unchecked, np.where(unit_target, FIT_WIDEN_TARGET, FIT_WIDEN)),
     ):
-        cols = scale_only == one
-        if cols.any():
-            lower[cols], upper[cols] = release(
-                stacked[:, cols],
-                eps_cols[cols],
+        for k in np.flatnonzero(scale_only == one):
+            cols = units[k]
+            lo, hi = release(
+                stacked[:, cols].reshape(-1, 1),  # a group: its n * g pooled values
+                pooled_release_epsilon(eps_units[k], cols.size),
                 DEFAULT_CANDIDATE_RANGE,
-                np.broadcast_to(widen, cols.shape)[cols],
+                np.broadcast_to(widen, scale_only.shape)[k],
                 rng,
             )
+            lower[cols], upper[cols] = lo[0], hi[0]
     pad = np.maximum(1e-3, 1e-3 * np.abs(lower))
     flat = ~(upper > lower)
     lower, upper = np.where(flat, lower - pad, lower), np.where(flat, upper + pad, upper)

@@ -61,6 +61,7 @@ from .._bounds import (
     DEFAULT_BOUNDS_SHARE,
     PublicBox,
     bounds_epsilon,
+    check_bounds_groups,
     check_bounds_param,
     check_fit_share,
     clip_released,
@@ -668,6 +669,13 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         :mod:`dpreg.linear_model._ridge`, ``docs/functional_linear_regression.md``).
     ridge_share : float in (0, 1), default=0.05
         Share of ``epsilon`` spent on that eigenvalue when ``ridge="adaptive"``.
+    bounds_groups : None, "all" or list of lists of int, default=None
+        Only with ``bounds_X="private"``: feature columns that share one public unit, centre
+        and spread (e.g. columns standardised by a documented rule), each group released as
+        ONE box from its pooled values, which costs what one column costs
+        (:func:`dpreg._bounds.pooled_release_epsilon`; ``docs/private_workflow.md``,
+        *Grouped columns*). ``"all"`` is one group of every feature. Public knowledge that
+        you state; a wrong grouping costs accuracy, never privacy. Ignored otherwise.
 
     Attributes
     ----------
@@ -746,6 +754,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         bounds_share=DEFAULT_BOUNDS_SHARE,
         ridge="fixed",
         ridge_share=0.05,
+        bounds_groups=None,
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -765,6 +774,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         self.bounds_share = bounds_share
         self.ridge = ridge
         self.ridge_share = ridge_share
+        self.bounds_groups = bounds_groups
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -851,7 +861,10 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         ]
         if any(private) and (_is_dask(Xv) or _is_dask(yv)):
             raise ValueError("'private' bounds need numpy input (not dask arrays).")
-        n_private = self.n_features_in_ * private[0] + k * private[1]
+        groups = check_bounds_groups(self.bounds_groups, self.n_features_in_)
+        # the share counts units: a group of g private feature columns is one unit
+        n_pooled = sum(g.size - 1 for g in groups) if groups is not None and private[0] else 0
+        n_private = self.n_features_in_ * private[0] + k * private[1] - n_pooled
         n_rows = int(Xv.shape[0])
         eps_fit = (
             eps - bounds_epsilon(self.bounds_share, eps, n_rows, n_private) if any(private) else eps
@@ -881,6 +894,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             self.bounds_share,
             rng,
             ("bounds_X", "bounds_y"),
+            groups=groups,
         )
         self.bounds_X_, self.bounds_y_ = bounds_X, bounds_y
         # released ("private") boxes are applied again in predict (see predict)
