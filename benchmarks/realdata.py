@@ -8,10 +8,11 @@ methods that need delta get ``delta = 1e-6``.
 
 Methods: ``dpreg`` (``FunctionalLinearRegression`` defaults, pure epsilon), ``dpreg (delta)``
 (defaults with ``delta = 1e-6``), ``dpreg adaptive``
-(``ridge="adaptive"``, pure epsilon) and ``dpreg adaptive (delta)`` (same with
-``delta = 1e-6``), AdaSSP, BoostedAdaSSP (T = 3), TukeyEM (``delta = 1e-6``; a failed
-propose-test-release releases nothing and the summary says "PTR fails" when it failed in at
-least half the runs) and the non-private OLS fit (same in every epsilon row).
+(``ridge="adaptive"``, pure epsilon), ``dpreg adaptive (delta)`` (same with
+``delta = 1e-6``), ``dpreg select`` (``ridge="select"``, pure epsilon), AdaSSP,
+BoostedAdaSSP (T = 3), TukeyEM (``delta = 1e-6``; a failed propose-test-release releases
+nothing and the summary says "PTR fails" when it failed in at least half the runs) and the
+non-private OLS fit (same in every epsilon row).
 
 Other engineers' rows are merged when their modules exist: ``benchmarks.realdata_logistic``
 and ``benchmarks.realdata_location`` each expose ``run(quick) -> list[dict]`` whose dicts carry
@@ -48,6 +49,7 @@ DPREG = {
     "dpreg (delta)": dict(delta=DELTA),
     "dpreg adaptive": dict(ridge="adaptive"),
     "dpreg adaptive (delta)": dict(ridge="adaptive", delta=DELTA),
+    "dpreg select": dict(ridge="select"),
 }
 ANCHORS = ("AdaSSP", "BoostedAdaSSP", "TukeyEM")
 BOUNDED_ANCHORS = ("AdaSSP", "BoostedAdaSSP")
@@ -56,8 +58,11 @@ OPTIONAL = ("benchmarks.realdata_logistic", "benchmarks.realdata_location")
 
 def _dpreg_methods():
     # ``ridge`` is the adaptive-regularisation option; skip those columns on code without it
+    # (and the "select" column on code without that choice)
+    from dpreg.linear_model._ridge import RIDGES  # noqa: PLC0415
+
     ok = "ridge" in FunctionalLinearRegression().get_params()
-    return {k: v for k, v in DPREG.items() if ok or "ridge" not in v}
+    return {k: v for k, v in DPREG.items() if ok and v.get("ridge", "fixed") in RIDGES}
 
 
 def _fold_scores(data, train, test, eps_grid, reps, seed):
@@ -181,7 +186,11 @@ def goals(df):
         best = max(s[a] for a in BOUNDED_ANCHORS)
         tukey = s["TukeyEM"] if pr["TukeyEM"] >= 0.5 else None
         row = dict(dataset=name, epsilon=eps, best_bounded=best, tukey=tukey)
-        for label, method in (("default", "dpreg"), ("adaptive", "dpreg adaptive")):
+        for label, method in (
+            ("default", "dpreg"),
+            ("adaptive", "dpreg adaptive"),
+            ("select", "dpreg select"),
+        ):
             if method in s:
                 row[label] = s[method]
                 row[f"{label}_ok"] = s[method] >= best - 0.005 and (
@@ -223,7 +232,7 @@ def summary(df):
             "Goal per cell: R^2 >= best bounded anchor (AdaSSP, BoostedAdaSSP) - 0.005, and >="
             " TukeyEM where its test passed in at least half the runs.\n"
         )
-        for label in ("default", "adaptive"):
+        for label in ("default", "adaptive", "select"):
             if f"{label}_ok" in g:
                 ok = g[f"{label}_ok"]
                 lines.append(f"* dpreg {label}: met in {int(ok.sum())} / {len(g)} cells")

@@ -88,7 +88,7 @@ from ._functional_sensitivity import (
     sensitivity,
 )
 from ._inference import NoisyStatistics, release_yty
-from ._ridge import adaptive_floor, check_ridge, release_lambda_min
+from ._ridge import adaptive_floor, check_ridge, release_lambda_min, select_floor
 
 NORMS = ("l1", "l2", "linf", "hull", "auto")
 #: share of a weighted fit's epsilon that releases the sum of the weights (with an intercept)
@@ -661,12 +661,14 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         no bounds are ``"private"``.
         ``"auto"`` grows with the number of private columns and falls with n (between 0.05 and
         0.5; :func:`dpreg._bounds.bounds_epsilon`).
-    ridge : {"fixed", "adaptive"}, default="fixed"
+    ridge : {"fixed", "adaptive", "select"}, default="fixed"
         ``"fixed"``: the floor ``lambda`` above. ``"adaptive"``: ``ridge_share * epsilon`` pays
         for a Laplace release of the smallest eigenvalue of the scaled ``X^T X`` (sensitivity
         ``p + 1``), and the floor is ``1.5 * sqrt(p + 1) * sigma_G`` lowered by a lower confidence
         bound on that eigenvalue, as AdaSSP does (``ridge_factor`` is then not used;
         :mod:`dpreg.linear_model._ridge`, ``docs/functional_linear_regression.md``).
+        ``"select"``: the factor is chosen from a public grid by a parametric bootstrap on the
+        released statistics (post-processing: no extra epsilon; ``ridge_factor`` not used).
     ridge_share : float in (0, 1), default=0.05
         Share of ``epsilon`` spent on that eigenvalue when ``ridge="adaptive"``.
     bounds_groups : None, "all" or list of lists of int, default=None
@@ -704,6 +706,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         bounds that were not ``"private"``).
     lambda_min_ : float or None
         The released smallest eigenvalue of the scaled Gram matrix (``ridge="adaptive"``).
+    ridge_factor_ : float or None
+        The floor used, in units of ``sqrt(p + 1) * sigma_G`` (the resolved ``ridge_factor``,
+        the selected one with ``ridge="select"``; None when ``sigma_G`` is 0).
     sample_weighted_ : bool
         Whether ``fit`` received ``sample_weight`` (the intervals of :meth:`conf_int` are
         derived for unweighted fits only and refuse weighted ones).
@@ -964,11 +969,17 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             count, _ = release_yty(stats.gram[0, 0], eps_c, rng, n=stats.n)
             count = min(max(count, min(1.0, stats.n)), stats.n)  # post-processing
         gram, xty = layout.unpack(T_noisy, count)
-        lam = ridge_factor_for(self.ridge_factor, plan) * math.sqrt(layout.p + 1.0) * plan.gram_std
+        unit = math.sqrt(layout.p + 1.0) * plan.gram_std
+        factor = ridge_factor_for(self.ridge_factor, plan)
+        lam = factor * unit
         if eps_lam > 0:  # AdaSSP-style floor from a private lambda_min (dpreg/linear_model/_ridge)
             released, scale = release_lambda_min(stats.gram, stats.n, eps_lam, rng)
-            lam = adaptive_floor(released, scale, math.sqrt(layout.p + 1.0) * plan.gram_std)
+            lam = adaptive_floor(released, scale, unit)
+            factor = lam / unit if unit > 0 else None
         self.lambda_min_ = released if eps_lam > 0 else None
+        if self.ridge == "select" and self.postprocess.lower() != "none":
+            factor, lam = self._select_floor(gram, xty, unit, layout, plan, eps_T, delta, rng)
+        self.ridge_factor_ = factor
         beta = solve_normal_equations(
             gram, xty, self.postprocess.lower(), lam, layout.fit_intercept
         )
@@ -995,6 +1006,19 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         if isinstance(plan.norm, float):
             self.sensitivity_[plan.norm] = sensitivity(plan.norm, *args)
         return self
+
+    def _select_floor(self, gram, xty, unit, layout, plan, eps, delta, rng):
+        """``ridge="select"``: post-processing of the release (:func:`._ridge.select_floor`)."""
+        zero = np.zeros(layout.dim)
+        pp, fi = self.postprocess.lower(), layout.fit_intercept
+
+        def draw_noise():  # the release's own noise law, drawn afresh (no data involved)
+            return layout.unpack(privatize_statistic(zero, layout, plan, eps, delta, rng), 0.0)
+
+        def solve(G, b, lam):
+            return solve_normal_equations(G, b, pp, lam, fi)
+
+        return select_floor(gram, xty, unit, draw_noise, solve)
 
     def _set_coefficients(self, beta, stats, dtype=np.float64, one_d=True):
         """Map the scaled solution back to the user's units (post-processing only).
