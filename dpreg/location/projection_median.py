@@ -58,10 +58,11 @@ from .._validation import check_delta, check_epsilon, check_random_state
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning, PTRInfeasibleError, PTRTestFailedError
 from ..noise import LaplaceMechanism
-from . import _certificate
+from . import _certificate, _trimmed
 from . import _sensitivity as sens
 from ._grid_release import round_relative
 from ._sampler import ExactSampler, hit_and_run, projection_median_lp
+from ._trimmed import release_trimmed_mean
 
 #: Calibrated constants ``(kappa_inf, kappa_1)`` of the default eta (see ``default_eta``).
 ETA_CONSTANTS = {"mad": (9.5, 13.0), "iqr": (6.0, 6.0)}
@@ -273,6 +274,20 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     diagnostics : bool, default=False
         Store ``diagnostics_`` (raw safety margin, acceptance rate, ...). These are
         data-dependent and NOT differentially private; never publish them.
+    trim_scale : array-like of shape (n_features,) or None, default=None
+        Public per-feature scales (e.g. known standard deviations; never computed from the
+        data being fitted). When given, the fit has a second stage: the projection median is
+        released with ``(1 - trim_fraction) epsilon`` and then refined by two private trimmed
+        means (``dpreg/location/_trimmed.py``), each averaging the rows whose scaled distance
+        ``||(x - centre) / trim_scale||_2`` to the previous release is at most
+        ``trim_radius * sqrt(n_features)``. On clean data this is as accurate as a private
+        mean; far outliers are dropped, so it keeps the median's robustness to them. ``None``
+        (the default) releases the projection median alone.
+    trim_radius : float, default=2.0
+        Trimming radius per ``sqrt(n_features)``, in units of ``trim_scale``.
+    trim_fraction : float in (0, 1), default=0.5
+        Share of epsilon spent on the trimmed means (split equally over the two rounds);
+        delta goes to the projection-median stage.
 
     Attributes
     ----------
@@ -288,9 +303,13 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     ptr_threshold_ : float
         ``log(1/(2 delta)) / epsilon_test``.
     test_fraction_ : float
-        Share of epsilon spent on the test.
+        Share of the projection-median stage's epsilon (``median_epsilon_``) spent on the test.
     noisy_safety_margin_ : float
         ``h(D) + Lap(1/epsilon_test)``, the (epsilon_test-DP) test statistic; the test passed.
+    median_epsilon_ : float
+        Epsilon of the projection-median stage (``epsilon_`` unless ``trim_scale`` is set).
+    median_location_ : ndarray of shape (n_features,)
+        Only with ``trim_scale``: the released projection median the trimming started from.
     n_features_in_ : int
     feature_names_in_ : ndarray of str (only when X has string feature names)
 
@@ -323,6 +342,9 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         random_state=None,
         accountant=None,
         diagnostics=False,
+        trim_scale=None,
+        trim_radius=2.0,
+        trim_fraction=0.5,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -339,6 +361,9 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         self.random_state = random_state
         self.accountant = accountant
         self.diagnostics = diagnostics
+        self.trim_scale = trim_scale
+        self.trim_radius = trim_radius
+        self.trim_fraction = trim_fraction
 
     def __sklearn_tags__(self):
         # Checks that need a fit on 10-30 rows cannot pass at a sane budget: they are declared
@@ -352,8 +377,34 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         return tags
 
     # ------------------------------------------------------------------ validation
+    def _check_trim(self, d):
+        """Validated ``(scale, radius, fraction)`` of the trimmed-mean stage, or None."""
+        if self.trim_scale is None:
+            return None
+        scale = np.asarray(self.trim_scale, dtype=float)
+        if scale.shape != (d,) or not np.all(np.isfinite(scale)) or not np.all(scale > 0):
+            raise ValueError(
+                f"trim_scale must be None or {d} finite positive public scales (one per "
+                f"feature), got {self.trim_scale!r}."
+            )
+        radius = check_epsilon(self.trim_radius, name="trim_radius")
+        frac = check_epsilon(self.trim_fraction, name="trim_fraction")
+        if frac >= 1:
+            raise ValueError(f"trim_fraction must lie in (0, 1), got {frac!r}.")
+        radius *= math.sqrt(d)
+        # the mechanisms' parameters must be valid before anything is spent
+        if not math.isfinite(4.0 * radius):
+            raise ValueError(f"trim_radius is too large, got {self.trim_radius!r}.")
+        check_epsilon(frac * check_epsilon(self.epsilon) * _trimmed.COUNT_SHARE / _trimmed.ROUNDS)
+        return scale, radius, frac
+
     def _check_params(self, n, d):
+        """Validated ``(epsilon, delta, tau, eta, c)`` of the projection-median stage: with
+        ``trim_scale`` set, epsilon is that stage's share ``(1 - trim_fraction) epsilon``."""
         epsilon = check_epsilon(self.epsilon)
+        trim = self._check_trim(d)
+        if trim is not None:
+            epsilon *= 1.0 - trim[2]
         delta = default_delta(n) if self.delta is None else check_delta(self.delta)
         if delta <= 0:
             raise ValueError("PrivateProjectionMedian needs delta > 0 (PTR is (eps, delta)-DP).")
@@ -493,9 +544,11 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 f"PrivateProjectionMedian needs at least 3 samples, got n_samples = {n}."
             )
         epsilon, delta, tau, eta, c = self._check_params(n, d)
+        trim = self._check_trim(d)
+        total_epsilon = check_epsilon(self.epsilon)
         accountant = check_accountant(self.accountant)
         if accountant is not None:
-            accountant.check(epsilon, delta)
+            accountant.check(total_epsilon, delta)
         self._refuse_certain_failure(n, d, epsilon, delta, tau, eta, c)
         if (
             self.sampler == "exact"
@@ -508,7 +561,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 "Use norm='linf' (coordinate axes; exact in closed form) or the approximate, "
                 "opt-in sampler='hit_and_run'."
             )
-        accountant.spend(epsilon, delta)  # atomic reserve, after validation, before computing
+        accountant.spend(total_epsilon, delta)  # atomic reserve, after validation, before computing
         rng = check_random_state(self.random_state)
         U = make_directions(self.norm, d, self.n_directions, rng, n_samples=n)
 
@@ -529,12 +582,13 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         # floating-point safe: the exact Laplace release on a public grid (h is an integer)
         noisy = LaplaceMechanism(eps_test, 1.0, random_state=rng).randomise(float(h))
 
-        for stale in ("location_", "noisy_safety_margin_"):
+        for stale in ("location_", "noisy_safety_margin_", "median_location_"):
             if hasattr(self, stale):
                 delattr(self, stale)
         self.directions_ = U
         self.n_directions_ = U.shape[0]
-        self.epsilon_, self.delta_, self.eta_, self.tau_ = epsilon, delta, eta, tau
+        self.epsilon_, self.delta_, self.eta_, self.tau_ = total_epsilon, delta, eta, tau
+        self.median_epsilon_ = epsilon
         self.ptr_threshold_ = threshold
         self.test_fraction_ = frac
         diag = {
@@ -548,17 +602,17 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         if self.diagnostics:
             self.diagnostics_ = diag
         if not noisy > threshold:
-            raise self._failure(epsilon, delta)
+            raise self._failure(total_epsilon, delta)
         # Past this point a failure must look exactly like a failed test (same type, same
         # message, no value): a zero projected scale means D is unsafe (h = 0), so we get here
         # with probability <= delta; the sampler itself has LP-free fallbacks.
         if not np.all(sigma > 0):
-            raise self._failure(epsilon, delta)
+            raise self._failure(total_epsilon, delta)
         if self.sampler == "exact":
             try:
                 smp = ExactSampler(U, mu, sigma, c, rng, x_star=x_star, o_star=o_star)
             except (RuntimeError, ValueError, ArithmeticError, np.linalg.LinAlgError):
-                raise self._failure(epsilon, delta) from None
+                raise self._failure(total_epsilon, delta) from None
             location = smp.sample(1, max_proposals=self.max_proposals)[0]
             diag["acceptance_rate"] = smp.acceptance_rate
             diag["n_proposals"] = smp.n_proposals
@@ -576,7 +630,11 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             # same public output set as the exact sampler; certifies nothing about the law
             location = round_relative(hit_and_run(U, mu, sigma, c, rng, start, steps))
         if not np.all(np.isfinite(location)):
-            raise self._failure(epsilon, delta)
+            raise self._failure(total_epsilon, delta)
+        if trim is not None:  # released centre is public: trimmed means around it
+            self.median_location_ = location
+            scale, radius, frac = trim
+            location = release_trimmed_mean(X, location, scale, radius, frac * total_epsilon, rng)
         self.location_ = location
         self.noisy_safety_margin_ = float(noisy)
         return self
