@@ -403,7 +403,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             raise ValueError("public scales are too large (their norm overflows).")
         return "public", s
 
-    def _check_trim(self, d):
+    def _check_trim(self, n, d):
         """Validated ``(scale, radius, fraction)`` of the trimmed-mean stage, or None."""
         if self.trim_scale is None:
             return None
@@ -418,9 +418,15 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         if frac >= 1:
             raise ValueError(f"trim_fraction must lie in (0, 1), got {frac!r}.")
         radius *= math.sqrt(d)
-        # the mechanisms' parameters must be valid before anything is spent
-        if not math.isfinite(4.0 * radius):
-            raise ValueError(f"trim_radius is too large, got {self.trim_radius!r}.")
+        # the mechanisms' parameters must be valid before anything is spent, and no sum of
+        # n kept rows (each of norm <= radius) or shift (scale * radius) may overflow
+        with np.errstate(over="ignore"):
+            too_big = not np.isfinite(4.0 * radius * max(n, 1) * (1.0 + np.linalg.norm(scale)))
+        if too_big:
+            raise ValueError(
+                f"trim_radius or trim_scale is too large (got {self.trim_radius!r}): sums of "
+                "trimmed rows could overflow."
+            )
         check_epsilon(frac * check_epsilon(self.epsilon) * _trimmed.COUNT_SHARE / _trimmed.ROUNDS)
         return scale, radius, frac
 
@@ -428,7 +434,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         """Validated ``(epsilon, delta, tau, eta, c)`` of the projection-median stage: with
         ``trim_scale`` set, epsilon is that stage's share ``(1 - trim_fraction) epsilon``."""
         epsilon = check_epsilon(self.epsilon)
-        trim = self._check_trim(d)
+        trim = self._check_trim(n, d)
         if trim is not None:
             epsilon *= 1.0 - trim[2]
         delta = default_delta(n) if self.delta is None else check_delta(self.delta)
@@ -583,7 +589,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 f"PrivateProjectionMedian needs at least 3 samples, got n_samples = {n}."
             )
         epsilon, delta, tau, eta, c = self._check_params(n, d)
-        trim = self._check_trim(d)
+        trim = self._check_trim(n, d)
         total_epsilon = check_epsilon(self.epsilon)
         accountant = check_accountant(self.accountant)
         if accountant is not None:

@@ -153,6 +153,7 @@ def test_trimmed_fit_is_accurate_and_robust():
         ({"trim_scale": [1.0, np.nan]}, "trim_scale"),
         ({"trim_scale": [1.0, 1.0], "trim_radius": 0.0}, "trim_radius"),
         ({"trim_scale": [1.0, 1.0], "trim_radius": 1e308}, "trim_radius"),
+        ({"trim_scale": [1e300, 1e300], "trim_radius": 1e5}, "trim_scale"),
         ({"trim_scale": [1.0, 1.0], "trim_fraction": 1.0}, "trim_fraction"),
     ],
 )
