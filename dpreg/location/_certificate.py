@@ -49,6 +49,32 @@ class Summary:
     L: dict = field(default_factory=dict)
     R: dict = field(default_factory=dict)
     lower: dict = field(default_factory=dict)
+    public: bool = False
+
+
+def summarise_public(chunks, s_u, k_cap, eta_ladder):
+    """The pass with public direction scales ``s_u``: ``sigma = s_u`` and
+    ``F_j = max_u S_mu,u(j) / s_u`` (the median's movement only; no scale bounds, no T_k).
+
+    ``F_j`` is computed up to the first j where it exceeds ``eta_ladder(j)``; ``j_stop`` is
+    that j (or ``k_cap``), which is h(D) itself (docs/projection_median.md, section 2b).
+    """
+    mus, start = [], 0
+    F = np.full(k_cap + 1, -np.inf)
+    j_stop = k_cap
+    for S in chunks:
+        s_chunk = s_u[start : start + S.shape[0]]
+        start += S.shape[0]
+        mus.append(sens.location_scale(S, "mad")[0])
+        for j in range(j_stop):
+            f = float(np.max(sens.median_movement(S, j) / s_chunk))
+            F[j] = max(F[j], f)
+            if not f <= eta_ladder(j):
+                j_stop = j
+                break
+    assert start == len(s_u)
+    F_known = list(F[: min(j_stop + 1, k_cap)])
+    return Summary(np.concatenate(mus), np.asarray(s_u, float), F_known, j_stop, public=True)
 
 
 def summarise(chunks, tau, scale, k_cap, eta_ladder):

@@ -59,6 +59,12 @@ def _check_axis(estimator):
     from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415
 
     check_is_fitted(estimator, "location_")
+    if hasattr(estimator, "median_location_") or hasattr(estimator, "public_scale_"):
+        raise ValueError(
+            "private inference for PrivateProjectionMedian is derived for the projection "
+            "median with its MAD/IQR scales; this fit used trim_scale (trimmed means) or a "
+            "public scale, whose laws differ."
+        )
     U = estimator.directions_
     if U.shape[0] != U.shape[1] or not np.array_equal(U, np.eye(U.shape[1])):
         raise ValueError(

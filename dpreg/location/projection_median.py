@@ -58,13 +58,14 @@ from .._validation import check_delta, check_epsilon, check_random_state
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning, PTRInfeasibleError, PTRTestFailedError
 from ..noise import LaplaceMechanism
-from . import _certificate
+from . import _certificate, _trimmed
 from . import _sensitivity as sens
 from ._grid_release import round_relative
 from ._sampler import ExactSampler, hit_and_run, projection_median_lp
+from ._trimmed import release_trimmed_mean
 
 #: Calibrated constants ``(kappa_inf, kappa_1)`` of the default eta (see ``default_eta``).
-ETA_CONSTANTS = {"mad": (9.5, 13.0), "iqr": (6.0, 6.0)}
+ETA_CONSTANTS = {"mad": (9.5, 13.0), "iqr": (6.0, 6.0), "public": (10.0, 0.0)}
 #: Largest dimension in which the exact sampler is used with general (non-axis) directions.
 MAX_EXACT_DIM = 10
 #: Target probability that the test fails on well-behaved data, used by the default eta.
@@ -121,6 +122,8 @@ def auto_tau(
     """Data-independent tau: the smallest value on a geometric grid in [0.25, 20] whose
     tail allowance ``o_max`` (largest certified ``min O``) reaches ``target``; if none does,
     the grid value with the largest allowance."""
+    if scale == "public":  # no tail certificate: O's closeness holds everywhere (tau unused)
+        return 0.0
     best, best_o = None, -np.inf
     for tau in 0.25 * 1.1 ** np.arange(47):
         e = default_eta(n, epsilon, delta, tau, scale, test_fraction) if eta is None else eta
@@ -238,9 +241,15 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         :func:`default_n_directions`).
     location : {"median"}, default="median"
         Projected location estimator.
-    scale : {"mad", "iqr"}, default="mad"
+    scale : {"mad", "iqr"} or array-like of shape (n_features,), default="mad"
         Projected scale estimator (median absolute deviation, or interquartile range
-        ``x_(n+1-r) - x_(r)`` with ``r = ceil(n/4)``), both unnormalised.
+        ``x_(n+1-r) - x_(r)`` with ``r = ceil(n/4)``), both unnormalised; or **public**
+        per-feature scales s (e.g. known standard deviations, never computed from the data
+        being fitted). With public scales direction u uses ``s_u = ||s * u||_2``, the PTR test
+        certifies only the projected medians' movement (no tau, no tail certificate; tau is
+        set to 0 and the default eta is ``10 (k + 1) / n``), and it passes from far fewer rows
+        (n = 1000 at epsilon = 4, where the MAD version is refused). If s understates the
+        data's spread, the test fails (budget spent, nothing released).
     tau : float or "auto", default="auto"
         Outlyingness radius on which the closeness of neighbouring outlyingness functions is
         certified (SPEC's tau). "auto" (:func:`auto_tau`) picks, from (n, d, epsilon, delta)
@@ -273,6 +282,20 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     diagnostics : bool, default=False
         Store ``diagnostics_`` (raw safety margin, acceptance rate, ...). These are
         data-dependent and NOT differentially private; never publish them.
+    trim_scale : array-like of shape (n_features,) or None, default=None
+        Public per-feature scales (e.g. known standard deviations; never computed from the
+        data being fitted). When given, the fit has a second stage: the projection median is
+        released with ``(1 - trim_fraction) epsilon`` and then refined by two private trimmed
+        means (``dpreg/location/_trimmed.py``), each averaging the rows whose scaled distance
+        ``||(x - centre) / trim_scale||_2`` to the previous release is at most
+        ``trim_radius * sqrt(n_features)``. On clean data this is as accurate as a private
+        mean; far outliers are dropped, so it keeps the median's robustness to them. ``None``
+        (the default) releases the projection median alone.
+    trim_radius : float, default=2.0
+        Trimming radius per ``sqrt(n_features)``, in units of ``trim_scale``.
+    trim_fraction : float in (0, 1), default=0.5
+        Share of epsilon spent on the trimmed means (split equally over the two rounds);
+        delta goes to the projection-median stage.
 
     Attributes
     ----------
@@ -288,9 +311,13 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     ptr_threshold_ : float
         ``log(1/(2 delta)) / epsilon_test``.
     test_fraction_ : float
-        Share of epsilon spent on the test.
+        Share of the projection-median stage's epsilon (``median_epsilon_``) spent on the test.
     noisy_safety_margin_ : float
         ``h(D) + Lap(1/epsilon_test)``, the (epsilon_test-DP) test statistic; the test passed.
+    median_epsilon_ : float
+        Epsilon of the projection-median stage (``epsilon_`` unless ``trim_scale`` is set).
+    median_location_ : ndarray of shape (n_features,)
+        Only with ``trim_scale``: the released projection median the trimming started from.
     n_features_in_ : int
     feature_names_in_ : ndarray of str (only when X has string feature names)
 
@@ -323,6 +350,9 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         random_state=None,
         accountant=None,
         diagnostics=False,
+        trim_scale=None,
+        trim_radius=2.0,
+        trim_fraction=0.5,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -339,6 +369,9 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         self.random_state = random_state
         self.accountant = accountant
         self.diagnostics = diagnostics
+        self.trim_scale = trim_scale
+        self.trim_radius = trim_radius
+        self.trim_fraction = trim_fraction
 
     def __sklearn_tags__(self):
         # Checks that need a fit on 10-30 rows cannot pass at a sane budget: they are declared
@@ -352,30 +385,81 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         return tags
 
     # ------------------------------------------------------------------ validation
+    def _scale_kind(self, d):
+        """``("mad" | "iqr", None)`` or ``("public", s)`` with the validated public scales s."""
+        if isinstance(self.scale, str):
+            if self.scale not in ("mad", "iqr"):
+                raise ValueError(f"scale must be 'mad', 'iqr' or an array, got {self.scale!r}.")
+            return self.scale, None
+        s = np.asarray(self.scale, dtype=float)
+        if s.shape != (d,) or not np.all(np.isfinite(s)) or not np.all(s > 0):
+            raise ValueError(
+                f"scale must be 'mad', 'iqr' or {d} finite positive public scales, "
+                f"got {self.scale!r}."
+            )
+        with np.errstate(over="ignore"):
+            norm = np.linalg.norm(s)
+        if not np.isfinite(norm):
+            raise ValueError("public scales are too large (their norm overflows).")
+        return "public", s
+
+    def _check_trim(self, n, d):
+        """Validated ``(scale, radius, fraction)`` of the trimmed-mean stage, or None."""
+        if self.trim_scale is None:
+            return None
+        scale = np.asarray(self.trim_scale, dtype=float)
+        if scale.shape != (d,) or not np.all(np.isfinite(scale)) or not np.all(scale > 0):
+            raise ValueError(
+                f"trim_scale must be None or {d} finite positive public scales (one per "
+                f"feature), got {self.trim_scale!r}."
+            )
+        radius = check_epsilon(self.trim_radius, name="trim_radius")
+        frac = check_epsilon(self.trim_fraction, name="trim_fraction")
+        if frac >= 1:
+            raise ValueError(f"trim_fraction must lie in (0, 1), got {frac!r}.")
+        radius *= math.sqrt(d)
+        # the mechanisms' parameters must be valid before anything is spent, and no sum of
+        # n kept rows (each of norm <= radius) or shift (scale * radius) may overflow
+        with np.errstate(over="ignore"):
+            too_big = not np.isfinite(4.0 * radius * max(n, 1) * (1.0 + np.linalg.norm(scale)))
+        if too_big:
+            raise ValueError(
+                f"trim_radius or trim_scale is too large (got {self.trim_radius!r}): sums of "
+                "trimmed rows could overflow."
+            )
+        check_epsilon(frac * check_epsilon(self.epsilon) * _trimmed.COUNT_SHARE / _trimmed.ROUNDS)
+        return scale, radius, frac
+
     def _check_params(self, n, d):
+        """Validated ``(epsilon, delta, tau, eta, c)`` of the projection-median stage: with
+        ``trim_scale`` set, epsilon is that stage's share ``(1 - trim_fraction) epsilon``."""
         epsilon = check_epsilon(self.epsilon)
+        trim = self._check_trim(n, d)
+        if trim is not None:
+            epsilon *= 1.0 - trim[2]
         delta = default_delta(n) if self.delta is None else check_delta(self.delta)
         if delta <= 0:
             raise ValueError("PrivateProjectionMedian needs delta > 0 (PTR is (eps, delta)-DP).")
         if self.location != "median":
             raise ValueError(f"location must be 'median', got {self.location!r}.")
-        if self.scale not in ("mad", "iqr"):
-            raise ValueError(f"scale must be 'mad' or 'iqr', got {self.scale!r}.")
+        kind, _ = self._scale_kind(d)
         if isinstance(self.tau, str) and self.tau == "auto":
             tau = "auto"
         else:
             tau = check_epsilon(self.tau, name="tau")
         eta = None if self.eta is None else check_epsilon(self.eta, name="eta")
+        if kind == "public":  # tau belongs to the tail certificate, which a public scale drops
+            tau = 0.0
         if self.test_fraction == "auto":
-            frac, tau, eta = choose_split(n, d, epsilon, delta, self.scale, tau, eta)
+            frac, tau, eta = choose_split(n, d, epsilon, delta, kind, tau, eta)
         else:
             frac = check_epsilon(self.test_fraction, name="test_fraction")
             if frac >= 1:
                 raise ValueError(f"test_fraction must lie in (0, 1), got {frac!r}.")
             if tau == "auto":
-                tau = auto_tau(n, d, epsilon, delta, self.scale, eta, test_fraction=frac)
+                tau = auto_tau(n, d, epsilon, delta, kind, eta, test_fraction=frac)
             if eta is None:
-                eta = default_eta(n, epsilon, delta, tau, self.scale, frac)
+                eta = default_eta(n, epsilon, delta, tau, kind, frac)
         if self.sampler not in ("exact", "hit_and_run"):
             raise ValueError(f"sampler must be 'exact' or 'hit_and_run', got {self.sampler!r}.")
         if self.n_directions is not None and (
@@ -414,13 +498,23 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         """``h(D)`` from the whole sorted matrix ``S`` (or an iterable of sorted row-chunks),
         plus diagnostics; ``fit`` streams chunks through the same code (``_margin``)."""
         chunks = [S] if isinstance(S, np.ndarray) else S
-        return self._margin(U, self._summarise(chunks, eta, tau, k_cap), c, tau, delta, x_star)
+        s_u = self._direction_scales(U)
+        summary = self._summarise(chunks, eta, tau, k_cap, s_u)
+        return self._margin(U, summary, c, tau, delta, x_star)
 
-    def _summarise(self, chunks, eta, tau, k_cap):
-        """The one pass over the sorted projections, with F_j's ladder ``eta (1 - j slack)``."""
-        return _certificate.summarise(
-            chunks, tau, self.scale, k_cap, lambda j: eta * (1.0 - j * FLOAT_SLACK)
-        )
+    def _direction_scales(self, U):
+        """Public ``s_u = ||s * u||_2`` per direction when ``scale`` is an array, else None:
+        the spread of ``u^T x`` if the features were uncorrelated with standard deviations s."""
+        kind, s = self._scale_kind(U.shape[1])
+        return None if kind != "public" else np.linalg.norm(U * s, axis=1)
+
+    def _summarise(self, chunks, eta, tau, k_cap, public=None):
+        """The one pass over the sorted projections, with F_j's ladder ``eta (1 - j slack)``;
+        ``public`` holds the directions' public scales ``s_u`` when ``scale`` is an array."""
+        ladder = lambda j: eta * (1.0 - j * FLOAT_SLACK)  # noqa: E731
+        if public is not None:
+            return _certificate.summarise_public(chunks, public, k_cap, ladder)
+        return _certificate.summarise(chunks, tau, self.scale, k_cap, ladder)
 
     def _margin(self, U, summary, c, tau, delta, x_star):
         """``h(D)`` of the module docstring (capped at ``k_cap``), plus diagnostics.
@@ -437,6 +531,8 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         (``_certificate.summarise``) holds F_j for every j before the first one that fails.
         """
         d = U.shape[1]
+        if summary.public:  # C_j is F_j <= eta_j alone: no tail certificate (docs, section 2b)
+            return summary.j_stop, {"F": summary.F, "T_certified": [], "o_max": np.inf}
         o_max = sens.max_min_outlyingness(c, tau, d, delta)
         t_values = []
         z_last = None
@@ -493,10 +589,14 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 f"PrivateProjectionMedian needs at least 3 samples, got n_samples = {n}."
             )
         epsilon, delta, tau, eta, c = self._check_params(n, d)
+        trim = self._check_trim(n, d)
+        total_epsilon = check_epsilon(self.epsilon)
         accountant = check_accountant(self.accountant)
         if accountant is not None:
-            accountant.check(epsilon, delta)
-        self._refuse_certain_failure(n, d, epsilon, delta, tau, eta, c)
+            accountant.check(total_epsilon, delta)
+        kind, public_scale = self._scale_kind(d)
+        if kind != "public":  # the tail certificate does not exist with a public scale
+            self._refuse_certain_failure(n, d, epsilon, delta, tau, eta, c)
         if (
             self.sampler == "exact"
             and d > MAX_EXACT_DIM
@@ -508,7 +608,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 "Use norm='linf' (coordinate axes; exact in closed form) or the approximate, "
                 "opt-in sampler='hit_and_run'."
             )
-        accountant.spend(epsilon, delta)  # atomic reserve, after validation, before computing
+        accountant.spend(total_epsilon, delta)  # atomic reserve, after validation, before computing
         rng = check_random_state(self.random_state)
         U = make_directions(self.norm, d, self.n_directions, rng, n_samples=n)
 
@@ -517,7 +617,8 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         threshold = ptr_threshold(epsilon, delta, frac)
         k_cap = math.ceil(threshold + math.log(1.0 / (2.0 * 1e-12)) / eps_test)
         # one pass over chunks of sorted projections (the only data summary used)
-        summary = self._summarise(_certificate.sorted_chunks(U, X), eta, tau, k_cap)
+        s_u = self._direction_scales(U)
+        summary = self._summarise(_certificate.sorted_chunks(U, X), eta, tau, k_cap, s_u)
         mu, sigma = summary.mu, summary.sigma
         x_star = o_star = None
         if np.all(sigma > 0):
@@ -529,12 +630,15 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         # floating-point safe: the exact Laplace release on a public grid (h is an integer)
         noisy = LaplaceMechanism(eps_test, 1.0, random_state=rng).randomise(float(h))
 
-        for stale in ("location_", "noisy_safety_margin_"):
+        for stale in ("location_", "noisy_safety_margin_", "median_location_", "public_scale_"):
             if hasattr(self, stale):
                 delattr(self, stale)
         self.directions_ = U
         self.n_directions_ = U.shape[0]
-        self.epsilon_, self.delta_, self.eta_, self.tau_ = epsilon, delta, eta, tau
+        self.epsilon_, self.delta_, self.eta_, self.tau_ = total_epsilon, delta, eta, tau
+        self.median_epsilon_ = epsilon
+        if public_scale is not None:
+            self.public_scale_ = public_scale
         self.ptr_threshold_ = threshold
         self.test_fraction_ = frac
         diag = {
@@ -548,17 +652,17 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         if self.diagnostics:
             self.diagnostics_ = diag
         if not noisy > threshold:
-            raise self._failure(epsilon, delta)
+            raise self._failure(total_epsilon, delta)
         # Past this point a failure must look exactly like a failed test (same type, same
         # message, no value): a zero projected scale means D is unsafe (h = 0), so we get here
         # with probability <= delta; the sampler itself has LP-free fallbacks.
         if not np.all(sigma > 0):
-            raise self._failure(epsilon, delta)
+            raise self._failure(total_epsilon, delta)
         if self.sampler == "exact":
             try:
                 smp = ExactSampler(U, mu, sigma, c, rng, x_star=x_star, o_star=o_star)
             except (RuntimeError, ValueError, ArithmeticError, np.linalg.LinAlgError):
-                raise self._failure(epsilon, delta) from None
+                raise self._failure(total_epsilon, delta) from None
             location = smp.sample(1, max_proposals=self.max_proposals)[0]
             diag["acceptance_rate"] = smp.acceptance_rate
             diag["n_proposals"] = smp.n_proposals
@@ -576,7 +680,11 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             # same public output set as the exact sampler; certifies nothing about the law
             location = round_relative(hit_and_run(U, mu, sigma, c, rng, start, steps))
         if not np.all(np.isfinite(location)):
-            raise self._failure(epsilon, delta)
+            raise self._failure(total_epsilon, delta)
+        if trim is not None:  # released centre is public: trimmed means around it
+            self.median_location_ = location
+            scale, radius, frac = trim
+            location = release_trimmed_mean(X, location, scale, radius, frac * total_epsilon, rng)
         self.location_ = location
         self.noisy_safety_margin_ = float(noisy)
         return self
