@@ -86,3 +86,46 @@ def test_breast_cancer_auto_q_beats_the_old_capped_choice():
     for eps in (0.5, 1.0):
         auto, old = _breast_cancer_accuracy(eps, "auto"), _breast_cancer_accuracy(eps, 0.9)
         assert auto.mean() > old.mean()
+
+
+def _log_density(a, Z, y, gamma, eps_noise):
+    """log pdf of the exact OP minimiser at a (sum form, linf noise, Delta = 2), up to a
+    data-independent constant: noise density at V(a; D) times the Jacobian det."""
+    s = 1.0 / (1.0 + np.exp(-(Z @ a)))
+    V = -((s - y) @ Z + gamma * a)
+    J = (Z * (s * (1 - s))[:, None]).T @ Z + gamma * np.eye(len(a))
+    return -eps_noise * np.max(np.abs(V)) / 2.0 + np.linalg.slogdet(J)[1]
+
+
+def _worst_log_ratio(eps, q, gamma, eps_noise, trials=300):
+    """Largest log density ratio found over neighbouring data sets (last row replaced by a
+    sign vector with the opposite label) and outputs a, from random and large-|a| starts."""
+    rng = np.random.default_rng(11)
+    m, n = 3, 6
+    worst = -np.inf
+    for _ in range(trials):
+        Z = rng.choice([-1.0, 1.0], size=(n, m)) * rng.uniform(0.2, 1, size=(n, m))
+        Z[:, 0] = 1.0
+        y = rng.integers(0, 2, size=n).astype(float)
+        Z2, y2 = Z.copy(), y.copy()
+        Z2[-1, 1:] = -np.sign(Z[-1, 1:])
+        y2[-1] = 1 - y[-1]
+        a = rng.normal(scale=rng.choice([0.05, 0.5, 5, 30]), size=m)
+        worst = max(
+            worst,
+            _log_density(a, Z, y, gamma, eps_noise) - _log_density(a, Z2, y2, gamma, eps_noise),
+            _log_density(a, Z2, y2, gamma, eps_noise) - _log_density(a, Z, y, gamma, eps_noise),
+        )
+    return worst
+
+
+def test_density_ratio_at_the_rules_q_and_a_miscalibrated_control():
+    # the rule's q with the proof's gamma keeps the exact density ratio within e^eps; the
+    # control spends the noise share twice (V's scale halved), which the search catches
+    eps, m = 0.7, 3
+    q = default_q(eps, 11, "linf", n_samples=455)  # the breast-cancer-sized choice, 0.82
+    assert q < MAX_AUTO_Q
+    gamma = gamma_for(eps, q, m)
+    worst = _worst_log_ratio(eps, q, gamma, eps * q)
+    assert 0.8 * eps * q < worst <= eps + 1e-9  # the search reaches the noise factor
+    assert _worst_log_ratio(eps, q, gamma, 2 * eps * q) > eps
