@@ -348,7 +348,12 @@ def _functional(eps):
 def _logistic(eps):
     from dpreg import ObjectivePerturbationLogistic
 
-    return lambda s: ObjectivePerturbationLogistic(epsilon=eps, bounds=(-1, 1), random_state=s)
+    # q pinned at 0.9 (the q="auto" choice here until the classifier rule, which picks 0.81
+    # at n = 6): with less of epsilon on V, 60 seeded runs measured no power (bound 0.0)
+    # while the bound <= epsilon check still passed. The guarantee holds for every q.
+    return lambda s: ObjectivePerturbationLogistic(
+        epsilon=eps, q=0.9, bounds=(-1, 1), random_state=s
+    )
 
 
 def _quantile(eps):

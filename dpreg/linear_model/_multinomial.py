@@ -157,8 +157,10 @@ def choose_softmax_norm(dim, n_classes):
 def default_q_softmax(epsilon, dim, n_classes, norm="linf", n_samples=10_000, ridge=0.0):
     """Data-independent q for the softmax model (``q="auto"``).
 
-    The nominal-error rule of :func:`._logistic_core.nominal_error` adapted to the softmax
-    constants: per class, ``sqrt(g^2 R^2 + E|V|^2 / (K (epsilon q n)^2)) / (h + g)`` with
+    The parameter-RMSE form of the binary rule (:func:`._logistic_core.nominal_error` with
+    full shrinkage credit, the binary default before its classifier proxy; not re-measured
+    for the softmax model) adapted to the softmax constants: per class,
+    ``sqrt(g^2 R^2 + E|V|^2 / (K (epsilon q n)^2)) / (h + g)`` with
     ``g = (gamma_softmax + ridge) / n`` and the same nominal curvature h and radius R; the
     minimiser over q in {0.30, 0.31, ..., 0.99}. Uses only (epsilon, m, K, norm, n).
     """
