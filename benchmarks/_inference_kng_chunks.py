@@ -34,6 +34,16 @@ def run(n, start, stop, out):
         print(i, f"cpu s {time.process_time() - t:.1f}", flush=True)
 
 
+def _ranges(ids):
+    """``[0, 1, 2, 5, 6]`` -> ``"0-2, 5-6"``."""
+    runs, first = [], ids[0]
+    for a, b in zip(ids, ids[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{first}-{a}" if a != first else str(a))
+            first = b
+    return ", ".join(runs)
+
+
 def merge(out):
     rows = []
     for n in inf.N_GRID:
@@ -44,7 +54,7 @@ def merge(out):
         for f in files:
             with open(f, "rb") as fh:
                 chunks.append(pickle.load(fh))
-        print(f"n={n}: data sets {files[0].stem}..{files[-1].stem} ({len(files)})")
+        print(f"n={n}: {len(files)} data sets, {_ranges([int(f.stem) for f in files])}")
         seed = 4000 + inf.N_GRID.index(n)
         rows += inf.kng_score(n, cells_mod.concat_cells(chunks), seed)
     return inf.kng_frame(rows)
