@@ -16,7 +16,8 @@ and ``PrivateProjectionMedian(norm="linf")`` (``benchmarks/_inference_cells.py``
 gets 0.9 epsilon and its extra inference release 0.1 epsilon, so every cell spends exactly
 epsilon), and for the median regression of ``KNGQuantileRegressor`` (same model with normal
 errors; the fit gets 0.6 epsilon, ``release_curvature`` 0.4 epsilon, and the width is
-also compared with the oracle of a fit with the whole epsilon), and seed 001's
+also compared with the oracle of a fit with the whole epsilon and with the asymptotic laws
+of both fits; ``benchmarks/_inference_kng_chunks.py`` runs these cells in chunks), and seed 001's
 Figure 4 is regenerated with a line for dpreg's intervals
 (``benchmarks/_inference_figure4.py``).
 
