@@ -85,14 +85,20 @@ KNG_NAMES = ["const", "x1", "x2"]
 KNG_SHARE = 0.4
 
 
-def kng_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, share=KNG_SHARE):
+def kng_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, share=KNG_SHARE, full_fits=True, start=0):
     """Median regression, ``y = 1 + 2 x1 - x2 + N(0, 1)``, ``x ~ U[-1, 1]^2``.
 
-    Returns ``{epsilon: (estimates, intervals, full)}``: the estimates of fits with
+    Returns ``{epsilon: (estimates, intervals, full, law)}``: the estimates of fits with
     ``(1 - share) epsilon`` and their intervals (with ``release_curvature`` at ``share
     epsilon``, so each interval spends exactly epsilon), and ``full``, the estimates of a
     fit with the whole epsilon on the same data set: the oracle at equal total epsilon (an
-    oracle that knows the sampling law would not pay for the curvature)."""
+    oracle that knows the sampling law would not pay for the curvature), and ``law``, the
+    public K-norm law ``(ball, scale)`` of the released fit (for :func:`kng_asymptotic`; the
+    whole-epsilon fit has the same ball and ``scale / (1 - share)``, as ``scale = epsilon /
+    (2 Delta)``). With ``full_fits=False`` ``full`` is empty: at n = 1e5 a fit costs seconds
+    and the asymptotic law is then an accurate oracle. Data set ``i`` (``start <= i < start +
+    reps``) has its own stream ``default_rng([seed, i])``, so a run can be split into chunks
+    and concatenated (:func:`concat_cells`) with the same result."""
     from dpreg import KNGQuantileRegressor  # noqa: PLC0415
 
     def fit(X, y, epsilon, rng):
@@ -104,9 +110,10 @@ def kng_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, share=KNG_SHARE):
             progress_bar=False,
         ).fit(X, y)
 
-    rng = np.random.default_rng(seed)
     out = {eps: ([], [], []) for eps in eps_grid}
-    for _ in range(reps):
+    laws = {}
+    for i in range(start, start + reps):
+        rng = np.random.default_rng([seed, i])
         X = rng.uniform(-1.0, 1.0, size=(n, 2))
         y = KNG_BETA[0] + X @ KNG_BETA[1:] + rng.standard_normal(n)
         for eps in eps_grid:
@@ -115,8 +122,38 @@ def kng_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, share=KNG_SHARE):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 ci = model.conf_int(0.05, n_boot=n_boot)
-            full = fit(X, y, eps, rng)
             out[eps][0].append(np.r_[model.intercept_, model.coef_])
             out[eps][1].append(ci)
-            out[eps][2].append(np.r_[full.intercept_, full.coef_])
-    return {eps: tuple(np.array(a) for a in v) for eps, v in out.items()}
+            laws.setdefault(eps, (model.kng_release_.ball, model.kng_release_.scale))
+            if full_fits:
+                full = fit(X, y, eps, rng)
+                out[eps][2].append(np.r_[full.intercept_, full.coef_])
+    return {eps: (*(np.array(a) for a in v), laws[eps]) for eps, v in out.items()}
+
+
+def concat_cells(chunks):
+    """Concatenate the outputs of chunked :func:`kng_cells` calls (in order)."""
+    return {
+        eps: (
+            *(np.concatenate([c[eps][j] for c in chunks]) for j in range(3)),
+            chunks[0][eps][3],
+        )
+        for eps in chunks[0]
+    }
+
+
+def kng_asymptotic(n, ball, scale, size, rng):
+    """``size`` draws of the asymptotic law of a KNG fit on this model: ``theta0 + s G^{-1}
+    (xi + V)`` (docs/inference.md, "The law of the release") with the population Gram matrix
+    ``G = n diag(1, 1/3, 1/3)`` of ``x ~ U[-1, 1]^2``, the sparsity ``s = sqrt(2 pi)`` of
+    N(0, 1) errors at the median, ``xi ~ N(0, G / 4)`` and ``V`` the fit's K-norm noise
+    (density ``∝ exp(-scale ||v||_ball)``). ``bounds_X = (-1, 1)``, so the
+    scaled parameters are the user's. A second oracle: as many draws as wanted, no Monte
+    Carlo noise from few data sets, but only asymptotic (it ignores the box and the
+    non-linearity of the gradient, which matter at small n * epsilon)."""
+    from dpreg.noise._exact import float_knorm_sample  # noqa: PLC0415
+
+    g = n * np.array([1.0, 1.0 / 3.0, 1.0 / 3.0])
+    xi = rng.standard_normal((size, 3)) * np.sqrt(0.25 * g)
+    V = float_knorm_sample(ball, 1.0 / scale, size, rng)
+    return KNG_BETA + np.sqrt(2.0 * np.pi) * (xi + V) / g

@@ -16,7 +16,8 @@ and ``PrivateProjectionMedian(norm="linf")`` (``benchmarks/_inference_cells.py``
 gets 0.9 epsilon and its extra inference release 0.1 epsilon, so every cell spends exactly
 epsilon), and for the median regression of ``KNGQuantileRegressor`` (same model with normal
 errors; the fit gets 0.6 epsilon, ``release_curvature`` 0.4 epsilon, and the width is
-also compared with the oracle of a fit with the whole epsilon), and seed 001's
+also compared with the oracle of a fit with the whole epsilon and with the asymptotic laws
+of both fits; ``benchmarks/_inference_kng_chunks.py`` runs these cells in chunks), and seed 001's
 Figure 4 is regenerated with a line for dpreg's intervals
 (``benchmarks/_inference_figure4.py``).
 
@@ -146,30 +147,55 @@ def run_median(quick: bool = False) -> pd.DataFrame:
     return df
 
 
-def kng_rows(n, reps, seed):
-    """Scored rows of one n: ``width_ratio`` against the oracle of the released estimator (fit
-    at ``(1 - KNG_SHARE) epsilon``), ``width_ratio_full`` against the oracle of a fit with the
-    whole epsilon (equal total epsilon: the oracle pays no curvature release)."""
+def kng_rows(n, reps, seed, n_asym=200_000, full_fits=True):
+    """Scored rows of one n. Four references for the mean width (docs/inference.md, "Two
+    oracles"): ``width_ratio`` against the simulated oracle of the released estimator (fit at
+    ``(1 - KNG_SHARE) epsilon``), ``width_ratio_full`` against that of a fit with the whole
+    epsilon (equal total epsilon: the oracle pays no curvature release), and
+    ``width_ratio_asym``/``width_ratio_full_asym`` against the same two estimators' asymptotic
+    laws (``n_asym`` draws of ``_inference_cells.kng_asymptotic``: no Monte Carlo noise from
+    the ``reps`` data sets, but only asymptotic). ``full_fits=False``: no simulated
+    whole-epsilon oracle (``_inference_cells.kng_cells``)."""
+    cells = cells_mod.kng_cells(n, reps, 1000, seed=seed, full_fits=full_fits)
+    return kng_score(n, cells, seed, n_asym)
+
+
+def kng_score(n, cells, seed, n_asym=200_000):
+    """The rows of :func:`kng_rows` from ``kng_cells``' output."""
+    rng = np.random.default_rng(seed + 10**6)
     rows = []
-    for eps, (est, ci, full) in cells_mod.kng_cells(n, reps, 1000, seed=seed).items():
+    for eps, (est, ci, full, (ball, scale)) in cells.items():
         new = score(n, eps, est, ci, cells_mod.KNG_BETA, cells_mod.KNG_NAMES, "kng")
-        lo, hi = np.quantile(full, [0.025, 0.975], axis=0)
-        for j, r in enumerate(new):
-            r["oracle_width_full"] = hi[j] - lo[j]
-            r["width_ratio_full"] = r["mean_width"] / (hi[j] - lo[j])
+        refs = {"full": full} if len(full) else {}
+        refs["asym"] = cells_mod.kng_asymptotic(n, ball, scale, n_asym, rng)
+        full_scale = scale / (1.0 - cells_mod.KNG_SHARE)  # scale = epsilon / (2 Delta)
+        refs["full_asym"] = cells_mod.kng_asymptotic(n, ball, full_scale, n_asym, rng)
+        for key, draws in refs.items():
+            lo, hi = np.quantile(draws, [0.025, 0.975], axis=0)
+            for j, r in enumerate(new):
+                r[f"oracle_width_{key}"] = hi[j] - lo[j]
+                r[f"width_ratio_{key}"] = r["mean_width"] / (hi[j] - lo[j])
         rows += new
     return rows
 
 
-def run_kng(quick: bool = False) -> pd.DataFrame:
-    reps = {1000: 20, 10000: 20, 100000: 6} if quick else {1000: 100, 10000: 100, 100000: 12}
-    rows = []
-    for i, n in enumerate(N_GRID):
-        rows += kng_rows(n, reps[n], seed=4000 + i)
+KNG_REPS = {1000: 200, 10000: 200, 100000: 100}
+
+
+def kng_frame(rows, quick=False):
     df = pd.DataFrame(rows)
     print(summary(df))
     save(df, "inference_kng", _figure(df), quick=quick)
     return df
+
+
+def run_kng(quick: bool = False) -> pd.DataFrame:
+    reps = {1000: 20, 10000: 20, 100000: 6} if quick else KNG_REPS
+    rows = []
+    for i, n in enumerate(N_GRID):
+        # n = 1e5: no simulated whole-epsilon oracle (a fit costs seconds; asymptotic one)
+        rows += kng_rows(n, reps[n], seed=4000 + i, full_fits=n < 100_000)
+    return kng_frame(rows, quick)
 
 
 RUNNERS = {
@@ -212,6 +238,8 @@ def _figure(df):
         (line,) = axes[1].plot(g.epsilon, g.width_ratio, "o-", ms=3)
         if "width_ratio_full" in g:  # dashed: against the oracle at the whole epsilon (KNG)
             axes[1].plot(g.epsilon, g.width_ratio_full, "x--", ms=3, color=line.get_color())
+        if "width_ratio_asym" in g:  # dotted: against the asymptotic law (KNG)
+            axes[1].plot(g.epsilon, g.width_ratio_asym, "+:", ms=3, color=line.get_color())
     axes[0].axhspan(0.93, 0.97, color="0.9")
     axes[0].set(xscale="log", xlabel="epsilon", ylabel="coverage of 95% intervals")
     axes[1].axhline(1.3, color="0.5", ls="--")

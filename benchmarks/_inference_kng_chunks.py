@@ -1,0 +1,74 @@
+"""The KNG cells of ``benchmarks.inference`` in chunks of data sets (for a loaded machine).
+
+``run N START STOP DIR`` computes data sets ``START <= i < STOP`` of the n = N cells (the same
+seeds as ``python -m benchmarks.inference --estimators kng``: data set ``i`` of n has the
+stream ``default_rng([4000 + N_GRID.index(n), i])``), one pickle per data set, so several
+processes can share the work and a run stopped early keeps what it finished. ``merge DIR``
+scores every finished data set (``kng_score``) and writes ``inference_kng.csv``/``.png``;
+when the chunks hold data sets ``0..reps-1`` of every n, the result is the command's.
+
+Run: ``python -m benchmarks._inference_kng_chunks run 100000 0 50 /tmp/kng`` (one process per
+chunk), then ``python -m benchmarks._inference_kng_chunks merge /tmp/kng``.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+import time
+from pathlib import Path
+
+from . import _inference_cells as cells_mod
+from . import inference as inf
+
+
+def run(n, start, stop, out):
+    seed = 4000 + inf.N_GRID.index(n)
+    folder = Path(out) / str(n)
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(start, stop):
+        t = time.process_time()
+        cells = cells_mod.kng_cells(n, 1, 1000, seed, full_fits=n < 100_000, start=i)
+        with open(folder / f"{i:04d}.pkl", "wb") as fh:
+            pickle.dump(cells, fh)
+        print(i, f"cpu s {time.process_time() - t:.1f}", flush=True)
+
+
+def _ranges(ids):
+    """``[0, 1, 2, 5, 6]`` -> ``"0-2, 5-6"``."""
+    runs, first = [], ids[0]
+    for a, b in zip(ids, ids[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{first}-{a}" if a != first else str(a))
+            first = b
+    return ", ".join(runs)
+
+
+def merge(out):
+    rows = []
+    for n in inf.N_GRID:
+        files = sorted((Path(out) / str(n)).glob("*.pkl"))
+        if not files:
+            continue
+        chunks = []
+        for f in files:
+            with open(f, "rb") as fh:
+                chunks.append(pickle.load(fh))
+        print(f"n={n}: {len(files)} data sets, {_ranges([int(f.stem) for f in files])}")
+        seed = 4000 + inf.N_GRID.index(n)
+        rows += inf.kng_score(n, cells_mod.concat_cells(chunks), seed)
+    return inf.kng_frame(rows)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:
+        run(int(argv[1]), int(argv[2]), int(argv[3]), argv[4])
+    elif argv[:1] == ["merge"]:
+        merge(argv[1])
+    else:
+        raise SystemExit("usage: run N START STOP DIR | merge DIR")
+
+
+if __name__ == "__main__":
+    main()

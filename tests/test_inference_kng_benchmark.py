@@ -1,0 +1,66 @@
+"""The KNG cells of benchmarks.inference: chunked runs and the asymptotic oracle (issue #15)."""
+
+import numpy as np
+import pytest
+
+from benchmarks import _inference_cells as cells_mod
+from dpreg.noise.balls import LinfBall
+
+
+def test_chunks_concatenate_to_the_whole_run():
+    """Data set i has its own seed, so chunks of a run give the whole run's arrays."""
+    kw = dict(n_boot=20, seed=7, eps_grid=[1.0], full_fits=False)
+    whole = cells_mod.kng_cells(200, 3, **kw)
+    chunks = [cells_mod.kng_cells(200, 1, start=i, **kw) for i in range(3)]
+    merged = cells_mod.concat_cells(chunks)
+    for j in range(3):
+        np.testing.assert_array_equal(merged[1.0][j], whole[1.0][j])
+    assert merged[1.0][0].shape == (3, 3) and merged[1.0][2].size == 0
+
+
+@pytest.mark.parametrize("n, scale", [(1000, 0.15), (100_000, 0.6)])
+def test_asymptotic_oracle_has_the_linear_law_variance(n, scale):
+    """Var of coordinate j: s^2 (g_j / 4 + E r^2 / 3) / g_j^2 with g = n (1, 1/3, 1/3),
+    s^2 = 2 pi, r ~ Gamma(4, 1 / scale) (E r^2 = 20 / scale^2), U uniform in the cube.
+    Control: the same formula without the KNG term is far off at n * scale = 150, so the
+    check can tell whether V is in the draws."""
+    draws = cells_mod.kng_asymptotic(n, LinfBall(3), scale, 200_000, np.random.default_rng(0))
+    g = n * np.array([1.0, 1 / 3, 1 / 3])
+    var_v = 20.0 / scale**2 / 3.0
+    expected = 2 * np.pi * (g / 4 + var_v) / g**2
+    np.testing.assert_allclose(draws.var(axis=0), expected, rtol=0.02)
+    assert np.all(np.abs(draws.mean(axis=0) - cells_mod.KNG_BETA) < 4 * np.sqrt(expected / 2e5))
+    if n * scale < 1000:
+        assert np.all(draws.var(axis=0) > 1.5 * 2 * np.pi / (4 * g))
+
+
+def test_widths_match_the_asymptotic_oracle_where_the_noise_dominates(monkeypatch):
+    """n = 1e4, epsilon = 0.25 (0.6 to the fit, 0.4 to the curvature): the KNG noise is more
+    than half the estimator's variance. The mean interval width is close to the width of the
+    asymptotic law of the released estimator (no Monte Carlo noise in that oracle). Control:
+    a bootstrap that forgets V (the privacy noise) gives clearly narrower slope intervals
+    (0.53-0.62 of the real ones when written), so the check can fail."""
+    from dpreg.linear_model import _inference_quantile as inf
+
+    def ratio():
+        cells = cells_mod.kng_cells(10_000, 6, 400, seed=21, eps_grid=[0.25], full_fits=False)
+        _, ci, _, (ball, scale) = cells[0.25]
+        draws = cells_mod.kng_asymptotic(10_000, ball, scale, 100_000, np.random.default_rng(1))
+        lo, hi = np.quantile(draws, [0.025, 0.975], axis=0)
+        return (ci[:, :, 1] - ci[:, :, 0]).mean(axis=0) / (hi - lo)
+
+    real = ratio()
+    assert np.all((real > 0.85) & (real < 1.4)), real
+    bootstrap = inf.bootstrap
+
+    def no_v(estimator, n_boot=1000, random_state=0):
+        fit = estimator.kng_release_
+        old, fit.scale = fit.scale, 1e12  # V* ~ 0 in the bootstrap world only
+        try:
+            return bootstrap(estimator, n_boot, random_state)
+        finally:
+            fit.scale = old
+
+    monkeypatch.setattr(inf, "bootstrap", no_v)
+    # slopes: V is ~60% of their variance (about a third of the intercept's, G_00 = n)
+    assert np.all(ratio()[1:] < 0.8 * real[1:])
