@@ -12,13 +12,14 @@ BETA = np.array([0.5, 1.5, -1.0])
 
 
 def test_share_is_a_clipped_public_rule():
-    assert hessian_share(1000, 0.25) == pytest.approx(0.4)
+    assert hessian_share(1000, 0.25) == pytest.approx(0.2)
     assert hessian_share(1000, 1.0) == pytest.approx(0.2)
+    assert hessian_share(2000, 1.0) == pytest.approx(np.sqrt(0.02))
     assert hessian_share(1000, 4.0) == pytest.approx(0.1)
-    assert hessian_share(10, 0.01) == pytest.approx(0.4)  # capped: the fit keeps 0.6
+    assert hessian_share(10, 0.01) == pytest.approx(0.2)  # capped: the fit keeps 0.8
     assert hessian_share(10**7, 10.0) == pytest.approx(0.1)
     grid = [hessian_share(n, e) for n in (100, 1000, 10**4, 10**5) for e in (0.1, 1.0, 10.0)]
-    assert all(0.1 <= s <= 0.4 for s in grid)
+    assert all(0.1 <= s <= 0.2 for s in grid)
     # non-increasing in n * epsilon
     ne = sorted((n * e, hessian_share(n, e)) for n in (100, 10**4) for e in (0.1, 1.0, 10.0))
     assert all(a[1] >= b[1] for a, b in zip(ne, ne[1:]))
