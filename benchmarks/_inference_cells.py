@@ -3,7 +3,8 @@
 Each ``*_cells(n, reps, n_boot, seed)`` returns ``{epsilon: (estimates, intervals)}`` with
 estimates ``(reps, k)`` and 95% intervals ``(reps, k, 2)``; every interval spends, together
 with its fit, exactly the cell's epsilon (the fit gets ``1 - SHARE`` of it, the extra
-inference release ``SHARE``).
+inference release ``SHARE``; the logistic and KNG cells use their own shares and also return
+the estimates of a whole-epsilon fit).
 """
 
 from __future__ import annotations
@@ -26,23 +27,33 @@ def simulate_logistic(n, rng):
 
 
 def logistic_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID):
+    """``{epsilon: (estimates, intervals, full)}``: fits with ``(1 - share) epsilon`` and
+    their intervals (``release_hessian`` at ``share epsilon``, ``hessian_share``), and the
+    estimates of a fit with the whole epsilon on the same data (the equal-budget oracle)."""
     from dpreg import ObjectivePerturbationLogistic  # noqa: PLC0415
+    from dpreg.linear_model._inference_logistic import hessian_share  # noqa: PLC0415
+
+    def fit(X, y, epsilon, rng):
+        return ObjectivePerturbationLogistic(
+            epsilon=epsilon, bounds_X=(-1, 1), classes=[0, 1], random_state=rng
+        ).fit(X, y)
 
     rng = np.random.default_rng(seed)
-    out = {eps: ([], []) for eps in eps_grid}
+    out = {eps: ([], [], []) for eps in eps_grid}
     for _ in range(reps):
         X, y = simulate_logistic(n, rng)
         for eps in eps_grid:
-            model = ObjectivePerturbationLogistic(
-                epsilon=(1 - SHARE) * eps, bounds_X=(-1, 1), classes=[0, 1], random_state=rng
-            ).fit(X, y)
-            model.release_hessian(X, y, SHARE * eps, random_state=rng)
+            share = hessian_share(n, eps)
+            model = fit(X, y, (1 - share) * eps, rng)
+            model.release_hessian(X, y, share * eps, random_state=rng)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 ci = model.conf_int(0.05, n_boot=n_boot)
+            full = fit(X, y, eps, rng)
             out[eps][0].append(np.r_[model.intercept_, model.coef_.ravel()])
             out[eps][1].append(ci)
-    return {eps: (np.array(a), np.array(b)) for eps, (a, b) in out.items()}
+            out[eps][2].append(np.r_[full.intercept_, full.coef_.ravel()])
+    return {eps: tuple(np.array(a) for a in v) for eps, v in out.items()}
 
 
 MEDIAN_TRUTH = np.array([3.0, -1.0])

@@ -1,0 +1,184 @@
+"""Where the width of the logistic intervals comes from at small n * epsilon (docs/inference.md).
+
+The benchmark's model (``benchmarks/_inference_cells.py``: logit P(y = 1) = 0.5 + 1.5 x1 - x2,
+``x ~ U[-1, 1]^2``, ``bounds_X = (-1, 1)``; the fit gets ``1 - share`` of epsilon and
+``release_hessian`` the rest). On the same data sets and fits, the bootstrap of ``conf_int``
+is re-run with each released quantity replaced by its true value in turn, everything else (the
+normal score, the K-norm draws of V and W, the basic interval) unchanged:
+
+* ``current``: the library's intervals (feasible posterior of the released Hessian);
+* ``true H at fit``: the true loss Hessian at the released point (what ``release_hessian``
+  releases, without its noise), the same matrix in every replicate;
+* ``true H at theta0``: the true loss Hessian at the true parameter (no plug-in of theta~);
+* ``released H plug-in``: the released matrix itself (projected onto the PSD cone) in every
+  replicate, i.e. no posterior spread of the curvature.
+
+Widths are over the oracle width (the 2.5-97.5% spread of the released estimates) and, in
+``full``, over the oracle of a fit with the whole epsilon (equal total budget).
+
+``splits`` compares Hessian shares on common data sets; ``calibrate`` compares the library's
+intervals with a double-bootstrap calibrated level (:func:`calibrated_interval`).
+
+Run: ``python -m benchmarks._inference_logistic_diagnosis decompose N EPS REPS [SHARE]`` or
+``python -m benchmarks._inference_logistic_diagnosis splits N EPS REPS SHARE ...`` or
+``python -m benchmarks._inference_logistic_diagnosis calibrate N EPS REPS [SHARE]``. Prints a
+table, writes nothing; a diagnostic, not part of ``python -m benchmarks``.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+from scipy.special import expit
+
+from dpreg import ObjectivePerturbationLogistic
+from dpreg.linear_model import _inference_logistic as il
+from dpreg.linear_model._inference import basic_interval
+
+from ._inference_cells import LOGIT_BETA, simulate_logistic
+
+
+def _fit(X, y, epsilon, rng):
+    return ObjectivePerturbationLogistic(
+        epsilon=epsilon, bounds_X=(-1, 1), classes=[0, 1], random_state=rng
+    ).fit(X, y)
+
+
+def _coef(m):
+    return np.r_[m.intercept_, m.coef_.ravel()]
+
+
+def loss_hessian(X, theta):
+    """``sum_i s_i (1 - s_i) z_i z_i^T`` (bounds (-1, 1): the scaled features are X)."""
+    Z = np.column_stack([np.ones(len(X)), X])
+    s = expit(Z @ theta)
+    return (Z * (s * (1 - s))[:, None]).T @ Z
+
+
+def _score(ci, est):
+    lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
+    w = ci[:, :, 1] - ci[:, :, 0]
+    cov = ((ci[:, :, 0] <= LOGIT_BETA) & (LOGIT_BETA <= ci[:, :, 1])).mean(0)
+    return np.round(cov, 2), np.round(w.mean(0) / (hi - lo), 2)
+
+
+def decompose(n, eps, reps, share=0.1, n_boot=1000, seed=5):
+    rng = np.random.default_rng(seed)
+    keys = ["current", "true H at fit", "true H at theta0", "released H plug-in"]
+    cis = {k: [] for k in keys}
+    est, full = [], []
+    for _ in range(reps):
+        X, y = simulate_logistic(n, rng)
+        m = _fit(X, y, (1 - share) * eps, rng)
+        m.release_hessian(X, y, share * eps, random_state=rng)
+        est.append(_coef(m))
+        full.append(_coef(_fit(X, y, eps, rng)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cis["current"].append(m.conf_int(n_boot=n_boot))
+        fixed = {
+            "true H at fit": loss_hessian(X, m.theta_[0]),
+            "true H at theta0": loss_hessian(X, LOGIT_BETA),
+            "released H plug-in": il._psd(m.inference_release_.hessian),
+        }
+        for key, H in fixed.items():
+            centre, draws = il.linearised_draws(m, np.broadcast_to(H, (n_boot, 3, 3)), rng)
+            cis[key].append(basic_interval(centre, draws, 0.05))
+    est, full = np.array(est), np.array(full)
+    print(f"n={n} epsilon={eps} Hessian share={share} reps={reps}")
+    for key in keys:
+        cov, ratio = _score(np.array(cis[key]), est)
+        _, ratio_full = _score(np.array(cis[key]), full)
+        print(f"  {key:18s} coverage {cov} width/oracle {ratio} full {ratio_full}")
+
+
+def splits(n, eps, reps, shares, n_boot=1000, seed=9):
+    """Coverage and width of the library's intervals for several Hessian shares on common
+    data sets, against the oracle of the released estimator and of a whole-epsilon fit."""
+    rng = np.random.default_rng(seed)
+    data = [simulate_logistic(n, rng) for _ in range(reps)]
+    full = np.array([_coef(_fit(X, y, eps, rng)) for X, y in data])
+    print(f"n={n} epsilon={eps} reps={reps}")
+    for share in shares:
+        est, ci = [], []
+        for X, y in data:
+            m = _fit(X, y, (1 - share) * eps, rng)
+            m.release_hessian(X, y, share * eps, random_state=rng)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ci.append(m.conf_int(n_boot=n_boot))
+            est.append(_coef(m))
+        cov, ratio = _score(np.array(ci), np.array(est))
+        _, ratio_full = _score(np.array(ci), full)
+        print(f"  share {share}: coverage {cov} width/oracle {ratio} full {ratio_full}")
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    what, n, eps, reps = argv[0], int(argv[1]), float(argv[2]), int(argv[3])
+    if what == "decompose":
+        decompose(n, eps, reps, *(float(a) for a in argv[4:5]))
+    elif what == "calibrate":
+        calibrate(n, eps, reps, *(float(a) for a in argv[4:5]))
+    elif what == "splits":
+        splits(n, eps, reps, [float(a) for a in argv[4:]])
+    else:
+        raise SystemExit("usage: decompose|calibrate|splits N EPS REPS ...")
+
+
+if __name__ == "__main__":
+    main()
+
+
+def calibrated_interval(m, alpha, n_out, n_in, rng):
+    """The basic interval at a level calibrated by a double bootstrap (an experiment, not used
+    by the library): ``n_out`` pseudo-worlds draw H from the feasible posterior, a pseudo
+    release of it and a pseudo estimate around theta~ (the pseudo truth); each one's own
+    ``n_in``-draw bootstrap says where the pseudo truth falls, and the level is chosen so that
+    a share ``1 - alpha`` of the pseudo intervals cover it. Post-processing only."""
+    rel = m.inference_release_
+    theta = m.theta_[0]
+    Hs = il.feasible_hessian_draws(rel, n_out, rng)
+    _, outer = il.linearised_draws(m, Hs, rng)  # user units
+    H_rel = Hs + il._noise_draws(rel, n_out, rng)
+    u = np.empty((n_out, 3))
+    t_user = il._user_units(m, theta[None])[0]
+    for b in range(n_out):
+        pseudo = il.HessianRelease(
+            H_rel[b], rel.entry_sd, rel.sensitivity, rel.epsilon, rel.n, None
+        )
+        Hb = il.feasible_hessian_draws(pseudo, n_in, rng)
+        # pseudo fit at outer[b]: theta in scaled units (bounds (-1, 1): user = scaled)
+        old = m.theta_
+        m.theta_ = outer[b][None]
+        try:
+            _, inner = il.linearised_draws(m, Hb, rng)
+        finally:
+            m.theta_ = old
+        u[b] = (inner <= 2 * outer[b] - t_user).mean(0)
+    c = np.quantile(np.abs(u - 0.5), 1 - alpha, axis=0)
+    c = np.minimum(c, 0.5)
+    _, draws = il.linearised_draws(m, il.feasible_hessian_draws(rel, n_in * 4, rng), rng)
+    lo = np.array([np.quantile(draws[:, j], 0.5 - c[j]) for j in range(3)])
+    hi = np.array([np.quantile(draws[:, j], 0.5 + c[j]) for j in range(3)])
+    return np.column_stack([2 * t_user - hi, 2 * t_user - lo])
+
+
+def calibrate(n, eps, reps, share=0.1, seed=5):
+    rng = np.random.default_rng(seed)
+    est, cur, cal = [], [], []
+    for _ in range(reps):
+        X, y = simulate_logistic(n, rng)
+        m = _fit(X, y, (1 - share) * eps, rng)
+        m.release_hessian(X, y, share * eps, random_state=rng)
+        est.append(_coef(m))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cur.append(m.conf_int())
+        cal.append(calibrated_interval(m, 0.05, 200, 200, rng))
+    est = np.array(est)
+    print(f"n={n} eps={eps} share={share} reps={reps}")
+    for k, ci in (("current", cur), ("calibrated", cal)):
+        print(" ", k, *_score(np.array(ci), est))
