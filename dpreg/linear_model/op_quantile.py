@@ -23,8 +23,9 @@ Constants
 ---------
 * **Sensitivity** ``Delta``: one example's gradient is ``a w`` with ``a = Phi(-u/h) - tau`` in
   ``[-tau, 1 - tau]``. Replacing ``(w, v)`` by ``(w', v')`` changes the sum-form gradient at any
-  theta by ``a w - a' w'``; its K-norm is convex in ``(a, a', w, w')``, so its supremum over
-  the box of admissible values is attained at vertices: ``a, a'`` in ``{-tau, 1 - tau}`` and
+  theta by ``a w - a' w'``; its K-norm is convex in ``(a, a')`` for fixed rows and in
+  ``(w, w')`` for fixed ``a, a'`` (not jointly: ``a w`` is bilinear), so its supremum over the
+  product of boxes of admissible values is attained at a product of vertices: ``a, a'`` in ``{-tau, 1 - tau}`` and
   rows at vertices of the feature box. That is exactly the KNG gradient's sensitivity
   (:func:`._quantile_core.quantile_sensitivity`, derived there), e.g. ``2 max(tau, 1 - tau)``
   for linf with an intercept. It is approached for every theta as the responses move far
