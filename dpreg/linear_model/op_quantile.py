@@ -25,11 +25,12 @@ Constants
   ``[-tau, 1 - tau]``. Replacing ``(w, v)`` by ``(w', v')`` changes the sum-form gradient at any
   theta by ``a w - a' w'``; its K-norm is convex in ``(a, a')`` for fixed rows and in
   ``(w, w')`` for fixed ``a, a'`` (not jointly: ``a w`` is bilinear), so its supremum over the
-  product of boxes of admissible values is attained at a product of vertices: ``a, a'`` in ``{-tau, 1 - tau}`` and
-  rows at vertices of the feature box. That is exactly the KNG gradient's sensitivity
-  (:func:`._quantile_core.quantile_sensitivity`, derived there), e.g. ``2 max(tau, 1 - tau)``
-  for linf with an intercept. It is approached for every theta as the responses move far
-  from the fit (``a -> -tau`` or ``1 - tau``), so it is tight (tested adversarially).
+  product of boxes of admissible values is attained at a product of vertices: ``a, a'`` in
+  ``{-tau, 1 - tau}`` and rows at vertices of the feature box. That is exactly the KNG
+  gradient's sensitivity (:func:`._quantile_core.quantile_sensitivity`, derived there),
+  e.g. ``2 max(tau, 1 - tau)`` for linf with an intercept. It is approached for every theta
+  as the responses move far from the fit (``a -> -tau`` or ``1 - tau``), so it is tight
+  (tested adversarially).
 * **Curvature** ``lambda``: one example's Hessian is ``phi(u/h)/h w w^T``, rank one with
   eigenvalue at most ``sup|w|_2^2 / (h sqrt(2 pi))`` (``= m / (h sqrt(2 pi))`` with an
   intercept and ``m`` parameters).
@@ -64,7 +65,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._bounds import PublicBox, unscale_coefficients
+from .._bounds import (
+    DEFAULT_BOUNDS_SHARE,
+    PublicBox,
+    bounds_epsilon,
+    check_bounds_param,
+    check_fit_share,
+    fit_bounds,
+    unscale_coefficients,
+)
 from .._validation import check_bounds, check_epsilon, check_random_state
 from ..accounting import check_accountant
 from ..noise import KNormMechanism, choose_norm
@@ -116,14 +125,16 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
     norm : {"linf", "l1", "l2", "auto"}, default="linf"
         The norm K of the perturbation b. ``"auto"`` picks the smallest-volume scaled ball
         (:func:`dpreg.noise.choose_norm`); a function of ``tau`` and the dimension only.
-    bounds_X : tuple (lower, upper) or None, default=None
+    bounds_X : tuple (lower, upper), "private" or None, default=None
         Public feature bounds (scalars or arrays of length ``n_features``); data are clipped
-        into them. None reads them from the data with a
+        into them. ``"private"`` releases them from the data with ``bounds_share`` of
+        ``epsilon`` (:func:`dpreg._bounds.fit_bounds`, ``docs/private_workflow.md``; needs
+        ``fit_intercept=True``). None reads them from the data with a
         :class:`~dpreg.exceptions.PrivacyLeakWarning` (not private).
-    bounds_y : tuple (lower, upper) or None, default=None
+    bounds_y : tuple (lower, upper), "private" or None, default=None
         Public response bounds (scalars); responses are clipped into them (this changes no
-        conditional quantile inside the box). They also set the unit of ``bandwidth``. None
-        reads them from the data with a :class:`~dpreg.exceptions.PrivacyLeakWarning`.
+        conditional quantile inside the box). They also set the unit of ``bandwidth``.
+        ``"private"`` and None as for ``bounds_X``.
     fit_intercept : bool, default=True
         Fit an intercept. Without one, features and responses are only divided by
         ``max(|lower|, |upper|)`` (the model stays a line through the origin).
@@ -143,6 +154,10 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
         Seeds the noise; a fixed value reproduces the fit exactly.
     accountant : BudgetAccountant, default=None
         Spends ``epsilon`` once per fit (checked before the data are read).
+    bounds_share : "auto" or float in (0, 1), default="auto"
+        With ``"private"`` bounds, the part of ``epsilon`` spent on them
+        (:func:`dpreg._bounds.bounds_epsilon`); the regression gets the rest, so the fit
+        still costs ``epsilon`` in total. Unused with public bounds.
 
     Attributes
     ----------
@@ -173,7 +188,7 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
     amp_sensitivity_ : float
         l2 sensitivity W is calibrated to.
     bounds_X_, bounds_y_ : tuple of ndarray
-        The bounds used.
+        The bounds used (released ones with ``"private"``).
     n_iter_ : int
         Solver iterations (warm start plus certified steps). A function of the data: do not
         publish it.
@@ -210,6 +225,7 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
         max_iter=1000,
         random_state=None,
         accountant=None,
+        bounds_share=DEFAULT_BOUNDS_SHARE,
     ):
         self.quantile = quantile
         self.epsilon = epsilon
@@ -222,6 +238,7 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.accountant = accountant
+        self.bounds_share = bounds_share
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -252,12 +269,6 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
         mi = self.max_iter
         if isinstance(mi, bool) or not isinstance(mi, numbers.Integral) or mi < 1:
             raise ValueError(f"max_iter must be a positive integer, got {mi!r}.")
-        for name in ("bounds_X", "bounds_y"):
-            if isinstance(getattr(self, name), str):
-                raise ValueError(
-                    f"{name} must be a pair (lower, upper) of public bounds or None; 'private' "
-                    "bounds are not supported by this estimator."
-                )
         # the seed is checked here too: a bad one must not fail after the spend
         rng = check_random_state(self.random_state)
         return tau, epsilon, check_accountant(self.accountant), rng
@@ -280,6 +291,12 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
         accountant.check(epsilon, 0.0)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         n, n_features = X.shape
+        private = [
+            check_bounds_param(self.bounds_X, n_features, "bounds_X"),
+            check_bounds_param(self.bounds_y, 1, "bounds_y"),
+        ]
+        if any(private):
+            return self._fit_private_bounds(X, y, private, tau, epsilon, accountant, rng)
         lo, hi = check_bounds(self.bounds_X, n_features, X, name="bounds_X")
         y_lo, y_hi = check_bounds(self.bounds_y, 1, y, name="bounds_y")
         if self.bounds_y is None and not y_hi[0] > y_lo[0]:  # constant data: pad by one unit
@@ -291,15 +308,63 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("bounds_y are too narrow to scale the response.")
         Z, mid, half = scale_features(X, lo, hi, self.fit_intercept)
         active = half > np.finfo(float).tiny  # constant features get coefficient 0
-        p = int(active.sum())
-        dim = p + int(bool(self.fit_intercept))
-        if dim == 0:
-            raise ValueError("The model has no parameter (no intercept and no varying feature).")
-
-        # Everything below up to the spend is a function of public quantities only.
         box = None
         if not self.fit_intercept:  # scaled features fill [lo / half, hi / half]
             box = (lo[active] / half[active], hi[active] / half[active])
+        plan = self._public_plan(tau, epsilon, n, int(active.sum()), box)
+        accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before computing
+        return self._release(plan, Z, y, y_box, (lo, hi, mid, half, active), rng)
+
+    def _fit_private_bounds(self, X, y, private, tau, epsilon, accountant, rng):
+        """``fit`` with ``"private"`` bounds: every check that can fail runs before the spend.
+
+        The public plan depends on ``(tau, n, n_features, the regression's budget)`` only: a
+        released box has positive width (:func:`dpreg._bounds.fit_bounds`), so every feature
+        is active and the model has ``n_features + 1`` parameters whatever the data. The
+        regression's budget ``epsilon - bounds_epsilon(...)`` is the one ``fit_bounds``
+        leaves (the same public arithmetic, including its one-float-step guard), so the plan
+        made before the spend is the plan used after it. After the spend the only
+        data-dependent steps are the bounds release, the clipping and scaling, and the
+        certified fit: none of them raises.
+        """
+        n, n_features = X.shape
+        if not self.fit_intercept:
+            raise ValueError(
+                "'private' bounds need fit_intercept=True (without an intercept the "
+                "sensitivity depends on the released box)."
+            )
+        check_fit_share(self.bounds_share)
+        n_private = n_features * private[0] + private[1]
+        eps_b = bounds_epsilon(self.bounds_share, epsilon, n, n_private)
+        eps_fit = epsilon - eps_b
+        if eps_b + eps_fit > epsilon:  # as in fit_bounds: the parts never exceed the total
+            eps_fit = float(np.nextafter(eps_fit, 0.0))
+        plan = self._public_plan(tau, eps_fit, n, n_features, None)
+        params = [self.bounds_X, self.bounds_y]
+        if not private[0]:
+            params[0] = check_bounds(self.bounds_X, n_features, X, name="bounds_X")
+        if not private[1]:
+            params[1] = check_bounds(self.bounds_y, 1, y, name="bounds_y")
+            if not (params[1][1][0] - params[1][0][0]) / 2.0 > np.finfo(float).tiny:
+                raise ValueError("bounds_y are too narrow to scale the response.")
+        accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before any release
+        (bx, by), _ = fit_bounds(
+            [X, y], params, epsilon, self.bounds_share, rng, ("bounds_X", "bounds_y")
+        )
+        lo, hi = bx
+        y_box = PublicBox(by[0], by[1], symmetric=False)
+        Z, mid, half = scale_features(X, lo, hi, True)
+        active = np.ones(n_features, dtype=bool)  # released widths are positive
+        return self._release(plan, Z, y, y_box, (lo, hi, mid, half, active), rng)
+
+    def _public_plan(self, tau, epsilon, n, p, box):
+        """Every constant of the release from public quantities: ``tau``, ``epsilon``, ``n``,
+        the number ``p`` of active features and (without an intercept) the scaled feature
+        ``box``. Raises ``ValueError`` (before the spend) where no release can be calibrated.
+        """
+        dim = p + int(bool(self.fit_intercept))
+        if dim == 0:
+            raise ValueError("The model has no parameter (no intercept and no varying feature).")
         cands = list(_NORMS) if self.norm == "auto" else [self.norm]
         sens_all = [quantile_sensitivity(tau, p, c, self.fit_intercept, box) for c in cands]
         norm = choose_norm(cands, sens_all, dim=dim) if len(cands) > 1 else cands[0]
@@ -315,29 +380,36 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
             q = float(self.q)
         gamma = max(gamma_for(eps_op, q, dim, lam=lam), MIN_CURVATURE * n)
         grid = perturbation_grid(dim, sensitivity, eps_op * q)
-        plan = amp_plan(
+        amp = amp_plan(
             eps_amp,
             dim,
             gamma / n,
             noise_scale(dim, sensitivity, eps_op * q, n),
             grid.shift / n,
         )
-        lip = lipschitz(row_sq, h, gamma, n)
-        if not np.isfinite(plan.sensitivity):
+        if not np.isfinite(amp.sensitivity):
             raise ValueError("epsilon is too small for the certified release to be calibrated.")
+        return dict(
+            tau=tau, dim=dim, norm=norm, sensitivity=sensitivity, h=h, lam=lam, q=q,
+            gamma=gamma, eps_op=eps_op, amp=amp, lip=lipschitz(row_sq, h, gamma, n),
+        )  # fmt: skip
 
-        accountant.spend(epsilon, 0.0)  # atomic reserve, after every check, before computing
+    def _release(self, plan, Z, y, y_box, scaling, rng):
+        """The certified release and the fitted attributes (after the spend; never raises)."""
+        lo, hi, mid, half, active = scaling
+        tau, dim, norm, sensitivity = plan["tau"], plan["dim"], plan["norm"], plan["sensitivity"]
+        h, gamma, amp = plan["h"], plan["gamma"], plan["amp"]
         W = design(Z[:, active], self.fit_intercept)
         v = y_box.to_unit(y[:, None])[:, 0]  # clipped into bounds_y, scaled onto [-1, 1]
-        b = _perturbation(norm, dim, sensitivity, eps_op * q, rng)
+        b = _perturbation(norm, dim, sensitivity, plan["eps_op"] * plan["q"], rng)
         problem = QuantileProblem(W, v, tau, h, gamma, b)
         theta0, it = solve_lbfgs(W, v, tau, h, gamma, b, max_iter=int(self.max_iter))
-        theta_hat, steps = certify_problem(theta0, problem, plan.tol, lip)
-        out = KNormMechanism("l2", dim, plan.sensitivity, plan.epsilon, random_state=rng)
+        theta_hat, steps = certify_problem(theta0, problem, amp.tol, plan["lip"])
+        out = KNormMechanism("l2", dim, amp.sensitivity, amp.epsilon, random_state=rng)
         theta = out.randomise(theta_hat)  # exact grid release (docs/floating_point.md)
 
         offset = int(bool(self.fit_intercept))
-        coef_unit = np.zeros((1, n_features))
+        coef_unit = np.zeros((1, Z.shape[1]))
         coef_unit[0, active] = theta[offset:]
         y_map = (y_box.mid[0], y_box.half[0])
         coef, intercept = unscale_coefficients(
@@ -350,15 +422,15 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
         self.norm_ = norm
         self.sensitivity_ = float(sensitivity)
         self.bandwidth_ = h
-        self.hessian_bound_ = lam
-        self.q_ = q
+        self.hessian_bound_ = plan["lam"]
+        self.q_ = plan["q"]
         self.gamma_ = gamma
-        self.amp_epsilon_ = plan.epsilon
-        self.grad_tol_ = plan.tol
-        self.strong_convexity_ = plan.mu
-        self.amp_sensitivity_ = plan.sensitivity
+        self.amp_epsilon_ = amp.epsilon
+        self.grad_tol_ = amp.tol
+        self.strong_convexity_ = amp.mu
+        self.amp_sensitivity_ = amp.sensitivity
         self.bounds_X_ = (lo, hi)
-        self.bounds_y_ = (y_lo, y_hi)
+        self.bounds_y_ = (y_box.lower, y_box.upper)
         self.n_iter_ = it + steps
         return self
 
