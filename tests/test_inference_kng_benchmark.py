@@ -34,6 +34,7 @@ def test_asymptotic_oracle_has_the_linear_law_variance(n, scale):
         assert np.all(draws.var(axis=0) > 1.5 * 2 * np.pi / (4 * g))
 
 
+@pytest.mark.slow  # ~2.5 min on a loaded 2-core machine; the two tests above are the short form
 def test_widths_match_the_asymptotic_oracle_where_the_noise_dominates(monkeypatch):
     """n = 1e4, epsilon = 0.25 (0.6 to the fit, 0.4 to the curvature): the KNG noise is more
     than half the estimator's variance. The mean interval width is close to the width of the
