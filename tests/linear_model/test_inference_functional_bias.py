@@ -94,8 +94,12 @@ def test_conf_int_is_the_bias_aware_interval_of_its_draws():
 
 @pytest.mark.slow
 def test_slopes_cover_at_n_1e3_eps_quarter():
-    """The cell infer6 diagnosed (150 data sets, about 35 CPU-s alone): slopes cover >= 0.93;
-    control: the same intervals shifted by a quarter of their width must fall below it."""
+    """The cell infer6 diagnosed (150 data sets, about 30 CPU-s): slopes cover >= 0.93;
+    control: the same intervals shifted by a quarter of their width must fall below it.
+
+    A guard, not a regression test: on these data sets (200 draws) the bias-aware slopes
+    cover 0.947 / 0.953 and the former basic interval 0.940 / 0.933, so both pass. The tests
+    above are the ones that separate the two intervals."""
     inside, shifted = [], []
     for model, ci in _fits(1000, 0.25, 150, seed=7):
         b = np.r_[model.intercept_, model.coef_]
