@@ -4,8 +4,13 @@ Why a child process per fit: sklearn's ``QuantileRegressor(solver="highs")`` sol
 ``2n + 2p`` variables and its time grows much faster than ``n`` (CPU s at d = 2 on this
 machine: 4.3 at n = 1e4); at n = 1e6 it does not finish in any useful time, and that is
 what hung the uncapped ``timing`` run (three HiGHS fits at n = 1e6 in one process). A thread
-cannot be interrupted inside HiGHS or numpy, a process can: the parent kills a fit after
-``cap`` wall seconds and records ``"timeout"`` instead of waiting.
+cannot be interrupted inside HiGHS or numpy, a process can. The cap is in CPU seconds of the
+timed fit (the machine is shared, so wall time says little): after its warm-up the child sets
+``RLIMIT_CPU`` to what it has used plus ``cap``, and the kernel ends it with ``SIGXCPU`` when
+the fit reaches ``cap`` CPU seconds; the row then says ``"timeout"`` (the fit needs more than
+``cap`` CPU seconds). A wall backstop of ``WALL_FACTOR * cap`` (plus start-up) kills a child
+that gets too little CPU to reach its limit (``"timeout (wall)"``: a lower bound is then not
+known).
 
 Every cell uses the same design (the ``timing`` design of earlier sessions, so numbers stay
 comparable): ``rng = default_rng(5)``, ``X ~ U(-1, 1)^(d-1)``,
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -36,6 +42,7 @@ import warnings
 import numpy as np
 
 MEMORY_GIB = 4
+WALL_FACTOR = 8  # wall backstop: the machine runs 4-10x slower than alone under load
 METHODS = ("kng", "op", "highs")
 BETA = np.array([1.0, -1.0, 0.5, 0.3])
 
@@ -72,13 +79,18 @@ def _fit(method, X, y, rep):
     return {}
 
 
-def fit_cell(method, d, n, rep):
-    """Child side: warm up on 200 rows, then time one fit (wall and CPU seconds)."""
+def fit_cell(method, d, n, rep, cap=None):
+    """Child side: warm up on 200 rows, then time one fit (wall and CPU seconds) that may use
+    at most ``cap`` CPU seconds (rounded up to whole seconds by ``RLIMIT_CPU``)."""
     import resource
 
     Xw, yw = cell_data(d, 200)
     _fit(method, Xw, yw, rep)
     X, y = cell_data(d, n)
+    if cap is not None:  # the fit may use ``cap`` more CPU seconds, then SIGXCPU ends it
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        limit = int(np.ceil(used.ru_utime + used.ru_stime + cap))
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, resource.RLIM_INFINITY))
     w0, c0 = time.perf_counter(), time.process_time()
     info = _fit(method, X, y, rep)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
@@ -104,32 +116,37 @@ def refused(method, d, n):
 
 
 def run_cell(method, d, n, rep, cap):
-    """Parent side: one fit in a child process killed after ``cap`` wall seconds.
+    """Parent side: one fit in a child process, at most ``cap`` CPU seconds for the fit.
 
-    Returns a row with ``status`` in ``"ok"``, ``"refused"``, ``"timeout"`` or
-    ``"error: ..."`` (e.g. the child went over its memory limit)."""
+    Returns a row with ``status`` in ``"ok"``, ``"refused"``, ``"timeout"`` (over ``cap`` CPU
+    seconds), ``"timeout (wall)"`` (the backstop) or ``"error: ..."`` (e.g. the child went over
+    its memory limit)."""
     row = dict(method=method, d=d, n=n, rep=rep, cap=cap)
     if refused(method, d, n):
         return {**row, "status": "refused"}
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"
-    cmd = [sys.executable, "-m", "benchmarks._quantile_cells", method, str(d), str(n), str(rep)]
+    args = [method, str(d), str(n), str(rep), str(cap)]
+    cmd = [sys.executable, "-m", "benchmarks._quantile_cells", *args]
     w0 = time.perf_counter()
     try:
         out = subprocess.run(
             cmd,
             capture_output=True,
             text=True,
-            timeout=cap,
+            timeout=WALL_FACTOR * cap + 60.0,
             check=True,
             env=env,
             preexec_fn=_child_setup,
         )
         row.update(json.loads(out.stdout.strip().splitlines()[-1]))
     except subprocess.TimeoutExpired:  # subprocess.run kills the child before raising
-        row.update(status="timeout")
+        row.update(status="timeout (wall)")
     except subprocess.CalledProcessError as err:
+        if err.returncode == -signal.SIGXCPU:
+            row.update(status="timeout")
+            return {**row, "process_wall_seconds": time.perf_counter() - w0}
         tail = (err.stderr or "").strip().splitlines()[-1:] or ["no stderr"]
         row.update(status="error: " + tail[0][:160])
     row["process_wall_seconds"] = time.perf_counter() - w0
@@ -137,5 +154,5 @@ def run_cell(method, d, n, rep, cap):
 
 
 if __name__ == "__main__":
-    m, d_, n_, r_ = sys.argv[1:5]
-    print(json.dumps(fit_cell(m, int(d_), int(n_), int(r_))))
+    m, d_, n_, r_, cap_ = sys.argv[1:6]
+    print(json.dumps(fit_cell(m, int(d_), int(n_), int(r_), float(cap_))))

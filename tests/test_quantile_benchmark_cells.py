@@ -56,7 +56,7 @@ def test_tables_show_timeouts_refusals_and_bounded_ratios():
     )
     lines = scaling_table(df).splitlines()
     assert "| 0.25 |" in lines[2]  # 1.0 / 4.0
-    assert "timeout > 120 s" in lines[3] and "< 0.05 |" in lines[3]  # 6 / 120
+    assert "timeout > 120 CPU s" in lines[3] and "< 0.05 |" in lines[3]  # 6 / 120
     assert "refused" in lines[4] and lines[4].count("timeout") == 1
 
     tim = pd.DataFrame(
@@ -68,4 +68,4 @@ def test_tables_show_timeouts_refusals_and_bounded_ratios():
         ]
     )
     text = timing_lines(tim)
-    assert "timeout > 300 s" in text and "< 0.0167 CPU" in text
+    assert "timeout > 300 CPU s" in text and "< 0.0167 CPU" in text
