@@ -24,9 +24,12 @@ non-private estimator's; fit time at n = 10^4, d = 3 <= 2 s and <= 0.1x HiGHS; n
 d = 2 <= 10 s.
 
 Run ``python -m benchmarks.quantile`` (full, tens of minutes) or ``--quick`` (< 2 min);
-``--timing`` runs only the timing experiment at full size (``results/quantile_timing.csv``),
+``--timing`` runs only the timing experiment at full size (``results/quantile_timing.{csv,md}``),
 ``--accuracy`` only the Fig. 2 / tau = 0.1, 0.9 accuracy check at n = 10^4 and ``--scaling``
-the box-count / time table for d = 2..5.
+the box-count / time table for d = 2..5 with OP and HiGHS beside each cell
+(``results/quantile_scaling.{csv,md,png}``). Timing and scaling fits run one per child process
+and stop at ``--cap`` CPU seconds (default 120; :mod:`benchmarks._quantile_cells`): HiGHS
+needs minutes at n = 10^5 and far more at 10^6, which is what made an uncapped run hang.
 """
 
 from __future__ import annotations
