@@ -24,9 +24,12 @@ non-private estimator's; fit time at n = 10^4, d = 3 <= 2 s and <= 0.1x HiGHS; n
 d = 2 <= 10 s.
 
 Run ``python -m benchmarks.quantile`` (full, tens of minutes) or ``--quick`` (< 2 min);
-``--timing`` runs only the timing experiment at full size (``results/quantile_timing.csv``),
+``--timing`` runs only the timing experiment at full size (``results/quantile_timing.{csv,md}``),
 ``--accuracy`` only the Fig. 2 / tau = 0.1, 0.9 accuracy check at n = 10^4 and ``--scaling``
-the box-count / time table for d = 2..5.
+the box-count / time table for d = 2..5 with OP and HiGHS beside each cell
+(``results/quantile_scaling.{csv,md,png}``). Timing and scaling fits run one per child process
+and stop at ``--cap`` CPU seconds (default 120; :mod:`benchmarks._quantile_cells`): HiGHS
+needs minutes at n = 10^5 and far more at 10^6, which is what made an uncapped run hang.
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ from tqdm import tqdm
 from dpreg import KNGQuantileRegressor
 from dpreg.kng import run_chains
 from dpreg.linear_model._quantile_core import default_coef_bounds, design, quantile_gradient
+
+try:
+    from ._quantile_cells import WALL_FACTOR
+except ImportError:  # pragma: no cover - run as a script
+    from benchmarks._quantile_cells import WALL_FACTOR
 
 try:
     from ._common import cli_parser, save
@@ -229,49 +237,87 @@ def engel(quick):
     return rows
 
 
-def timing(quick):
+def timing(quick, cap=120.0):
     """Fit times of the exact KNG sampler vs HiGHS on the same data (wall and CPU seconds).
 
-    ``d`` counts parameters (intercept included): d = 3 is two features. Both fits are
-    single-threaded, so CPU time is the fairer measure on a shared machine.
+    ``d`` counts parameters (intercept included): d = 3 is two features. Every fit runs in
+    its own child process with one BLAS thread and is ended when it reaches ``cap`` CPU
+    seconds (:mod:`benchmarks._quantile_cells`; an uncapped HiGHS fit at n = 1e6 hung this run);
+    a timed-out method is not repeated in that cell. CPU time is the fairer measure on a
+    shared machine. Ratio = KNG median / HiGHS median on the same data, same run.
     """
-    from sklearn.linear_model import QuantileRegressor
+    from ._quantile_cells import run_cell
 
     configs = [(10_000, 3), (10_000, 4)] + ([] if quick else [(1_000_000, 2)])
     reps = 1 if quick else 3
     rows = []
     for n, d in configs:
-        rng = np.random.default_rng(5)
-        X = rng.uniform(-1, 1, size=(n, d - 1))
-        y = X @ np.array([1.0, -1.0, 0.5])[: d - 1] + rng.standard_normal(n)
-        times = {"sklearn highs": [], "KNG exact": []}
-        for rep in range(reps):
-            for method in times:
-                w0, c0 = time.perf_counter(), time.process_time()
-                if method == "KNG exact":
-                    kng_fit(X, y, 0.5, 1.0, (-1, 1), (-6, 6), rep)
-                else:
-                    QuantileRegressor(quantile=0.5, alpha=0.0, solver="highs").fit(X, y)
-                times[method].append((time.perf_counter() - w0, time.process_time() - c0))
-        for method, ts in times.items():
-            ts = np.array(ts)
-            rows.append(
-                dict(
-                    experiment="timing",
-                    method=method,
-                    tau=0.5,
-                    epsilon=1.0,
-                    n=n,
-                    d=d,
-                    replicate=0,
-                    seconds=float(np.median(ts[:, 0])),
-                    cpu_seconds=float(np.median(ts[:, 1])),
+        for method, label in (("kng", "KNG exact"), ("highs", "sklearn highs")):
+            for rep in range(reps):
+                row = run_cell(method, d, n, rep, cap)
+                print(row, flush=True)
+                rows.append(
+                    dict(
+                        experiment="timing",
+                        method=label,
+                        tau=0.5,
+                        epsilon=1.0,
+                        n=n,
+                        d=d,
+                        replicate=rep,
+                        status=row["status"],
+                        cap=cap,
+                        seconds=row.get("wall_seconds", np.nan),
+                        cpu_seconds=row.get("cpu_seconds", np.nan),
+                        n_boxes=row.get("n_boxes", np.nan),
+                        n_proposals=row.get("n_proposals", np.nan),
+                    )
                 )
-            )
+                if row["status"] != "ok":
+                    break
     return rows
 
 
 # ----------------------------------------------------------------------------------------------
+def _median_or_status(grp, column):
+    """Median of ``column`` over the finished fits and the count "k of m", or (NaN, status of
+    the first unfinished fit) when none finished, e.g. "timeout > 120 CPU s"."""
+    ok = grp[grp.status == "ok"]
+    if len(ok):
+        return float(ok[column].median()), f"{len(ok)} of {len(grp)}"
+    bad = grp.status.iloc[0]
+    cap = grp.cap.iloc[0] if "cap" in grp else np.nan
+    if bad == "timeout":
+        return np.nan, f"timeout > {cap:g} CPU s"
+    if bad == "timeout (wall)":
+        return np.nan, f"timeout > {WALL_FACTOR * cap:g} s wall"
+    return np.nan, bad
+
+
+def timing_lines(tim):
+    """Markdown lines of the timing experiment: medians, fit counts and the two ratios."""
+    lines = []
+    for (n, d), grp in tim.groupby(["n", "d"]):
+        k_grp, h_grp = grp[grp.method == "KNG exact"], grp[grp.method == "sklearn highs"]
+        kw, kc = _median_or_status(k_grp, "seconds")[0], _median_or_status(k_grp, "cpu_seconds")
+        hw, hc = _median_or_status(h_grp, "seconds")[0], _median_or_status(h_grp, "cpu_seconds")
+        text = (
+            f"\nTiming n = {int(n)}, d = {int(d)} parameters: KNG {kw:.3f} s wall, "
+            f"{kc[0]:.3f} s CPU ({kc[1]} fits); HiGHS "
+        )
+        if np.isnan(hc[0]) and hc[1].endswith("CPU s"):  # HiGHS needs more than cap CPU s
+            text += f"{hc[1]}: ratio < {kc[0] / h_grp.cap.iloc[0]:.3g} CPU"
+        elif np.isnan(hc[0]):
+            text += hc[1]
+        else:
+            text += (
+                f"{hw:.3f} s wall, {hc[0]:.3f} s CPU ({hc[1]} fits): ratio {kw / hw:.3f} wall, "
+                f"{kc[0] / hc[0]:.3f} CPU"
+            )
+        lines.append(text)
+    return "\n".join(lines)
+
+
 def summary(df):
     """Markdown with the headline numbers (used by ``python -m benchmarks``)."""
     lines = []
@@ -301,15 +347,7 @@ def summary(df):
         lines.append(tab.to_string(float_format=lambda v: f"{v:.4g}"))
     tim = df[df.experiment == "timing"]
     if len(tim):
-        for (n, d), grp in tim.groupby(["n", "d"]):
-            t = grp.set_index("method")
-            k, h = t.loc["KNG exact"], t.loc["sklearn highs"]
-            lines.append(
-                f"\nTiming n = {int(n)}, d = {int(d)} parameters: KNG {k.seconds:.3f} s wall "
-                f"({k.cpu_seconds:.3f} s CPU), HiGHS {h.seconds:.3f} s ({h.cpu_seconds:.3f} s "
-                f"CPU), ratio {k.seconds / h.seconds:.3f} wall, "
-                f"{k.cpu_seconds / h.cpu_seconds:.3f} CPU"
-            )
+        lines.append(timing_lines(tim))
     return "\n".join(lines)
 
 
@@ -372,106 +410,88 @@ SCALING_D = (2, 3, 4, 5)
 SCALING_N = (1_000, 10_000, 100_000, 1_000_000)
 
 
-def scaling_cell(d, n, rep):
-    """One default fit of the scaling design (run in a child process by :func:`scaling`):
-    CPU seconds, sampler statistics and the peak resident memory of the process."""
-    import resource
+def scaling(cap=120.0, reps_small=2, reps_large=1, methods=("kng", "op", "highs")):
+    """Box counts, proposals per draw and CPU seconds of the exact KNG sampler for every cell
+    d = 2..5 x n = 1e3..1e6 (epsilon = 1, tau = 1/2, linf; the timing design), with the
+    times of ``ObjectivePerturbationQuantileRegressor`` and of HiGHS on the same data.
 
-    from dpreg._kng_exact import memory_plan
-
-    rng = np.random.default_rng(5)
-    X = rng.uniform(-1, 1, size=(n, d - 1))
-    y = X @ np.array([1.0, -1.0, 0.5, 0.3])[: d - 1] + rng.standard_normal(n)
-    c0 = time.process_time()
-    _, m = kng_fit(X, y, 0.5, 1.0, (-1, 1), (-6, 6), rep)
-    info = m.sampler_diagnostics_
-    return dict(
-        d=d,
-        n=n,
-        rep=rep,
-        status="ok",
-        cpu_seconds=time.process_time() - c0,
-        n_boxes=info["n_boxes"],
-        n_proposals=info["n_proposals"],
-        acceptance_bound=info["acceptance_bound"],
-        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-        plan_bound_mb=memory_plan(n, d)["bound"] / 2**20,
-    )
-
-
-def _limit_memory(gib=4):
-    """Child processes of :func:`scaling` get at most ``gib`` GiB of address space (the
-    machine is shared: a runaway fit fails instead of taking everyone's memory)."""
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
-
-
-def scaling(cap=600.0, reps_small=2, reps_large=1):
-    """Box counts, proposals per draw, CPU seconds and peak memory of the exact sampler for
-    every cell d = 2..5 x n = 1e3..1e6 (epsilon = 1, tau = 1/2, linf; the timing design).
-
-    Each fit runs in its own child process, killed after ``cap`` wall seconds for the whole
-    cell (its row then says "> cap"); cells run one at a time. ``reps_small`` fits per cell
-    for n <= 1e4, ``reps_large`` above."""
-    import json
-    import subprocess
-    import sys
+    Cells run smallest ``n`` first, one fit at a time, each in a child process ended when the
+    fit reaches ``cap`` CPU seconds (:func:`benchmarks._quantile_cells.run_cell`): a row then
+    says "timeout"; KNG cells beyond the public ``MAX_EXACT_ROWS`` say "refused". ``reps_small``
+    fits per cell for n <= 1e4, ``reps_large`` above; a method that did not finish a fit is
+    not repeated in that cell, nor run at larger ``n`` for the same ``d`` (every method's cost
+    grows with ``n``; such rows say "not run (over the cap at a smaller n)")."""
+    from ._common import results_dir
+    from ._quantile_cells import run_cell
 
     rows = []
-    for d in SCALING_D:
-        for n in SCALING_N:
+    timed_out = set()  # (method, d) that hit the cap at a smaller n: not run at larger n
+    for n in SCALING_N:
+        for d in SCALING_D:
             reps = reps_small if n <= 10_000 else reps_large
-            w0 = time.perf_counter()
-            for rep in range(reps):
-                left = cap - (time.perf_counter() - w0)
-                cmd = [sys.executable, "-m", "benchmarks.quantile", "--scaling-cell"]
-                try:
-                    out = subprocess.run(
-                        cmd + [str(d), str(n), str(rep)],
-                        capture_output=True,
-                        text=True,
-                        timeout=max(left, 1.0),
-                        check=True,
-                        preexec_fn=_limit_memory,
-                    )
-                    row = json.loads(out.stdout.strip().splitlines()[-1])
-                except subprocess.TimeoutExpired:
-                    row = dict(d=d, n=n, rep=rep, status=f"> {cap:g} s wall")
-                except subprocess.CalledProcessError as err:  # e.g. over the memory limit
-                    row = dict(d=d, n=n, rep=rep, status="error: " + err.stderr[-200:])
-                row["wall_seconds"] = time.perf_counter() - w0
-                rows.append(row)
-                print(row, flush=True)
-                if row["status"] != "ok":
-                    break
+            for method in methods:
+                if (method, d) in timed_out:
+                    status = "not run (over the cap at a smaller n)"
+                    rows.append(dict(method=method, d=d, n=n, rep=0, cap=cap, status=status))
+                    continue
+                for rep in range(reps):
+                    row = run_cell(method, d, n, rep, cap)
+                    if row["status"].startswith("timeout"):
+                        timed_out.add((method, d))
+                    rows.append(row)
+                    print(row, flush=True)
+                    if row["status"] != "ok":
+                        break
+            # written after every cell: an interrupted run keeps what it measured
+            pd.DataFrame(rows).to_csv(results_dir(False) / "quantile_scaling.csv", index=False)
     df = pd.DataFrame(rows)
     save(df, "quantile_scaling", scaling_plot(df), quick=False)
-    md = scaling_table(df, cap)
-    from ._common import results_dir
-
+    md = scaling_table(df)
     (results_dir(False) / "quantile_scaling.md").write_text(md + "\n")
     print(md)
     return df
 
 
-def scaling_table(df, cap):
-    """Markdown: one row per (d, n); medians over the fits, "> cap" if a fit did not finish."""
+def _show(value, note):
+    """A median with its fit count ("0.52 (2)"), or the status when no fit finished."""
+    return f"{value:.3g} ({note.split(' of ')[0]})" if not np.isnan(value) else note
+
+
+def scaling_table(df):
+    """Markdown: one row per (d, n); medians over the finished fits of each method."""
     lines = [
-        "| d | n | fits | CPU s (median) | boxes | proposals per draw | peak RSS MB "
-        "| sampler bound MB |",
-        "|---|---|---|---|---|---|---|---|",
+        "| d | n | KNG CPU s | KNG wall s | boxes | proposals per draw | acceptance bound "
+        "| OP CPU s | HiGHS CPU s | KNG / HiGHS (CPU) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (d, n), g in df.groupby(["d", "n"], sort=True):
-        ok = g[g.status == "ok"]
-        if len(ok) < len(g):
-            why = g[g.status != "ok"].status.iloc[0].strip().splitlines()[-1][:90]
-            lines.append(f"| {d} | {n:.0e} | {len(ok)} of {len(g)} done | {why} | | | | |")
-            continue
+        cells = {}
+        for method in ("kng", "op", "highs"):
+            m = g[g.method == method]
+            if not len(m):
+                cells[method] = (np.nan, "not run")
+                continue
+            cells[method] = _median_or_status(m, "cpu_seconds")
+        k = g[(g.method == "kng") & (g.status == "ok")]
+        show = {m: _show(*cells[m]) for m in cells}
+        if len(k):
+            kng = [
+                show["kng"],
+                f"{k.wall_seconds.median():.3g}",
+                f"{k.n_boxes.median():,.0f}",
+                f"{k.n_proposals.median():.3g}",
+                f"{k.acceptance_bound.median():.2g}",
+            ]
+        else:
+            kng = [show["kng"], "", "", "", ""]
+        ratio = cells["kng"][0] / cells["highs"][0]
+        highs_over_cap = cells["highs"][1].endswith("CPU s")
+        if np.isnan(ratio) and not np.isnan(cells["kng"][0]) and highs_over_cap:
+            ratio_s = f"< {cells['kng'][0] / g.cap.iloc[0]:.2g}"
+        else:
+            ratio_s = "" if np.isnan(ratio) else f"{ratio:.3g}"
         lines.append(
-            f"| {d} | {n:.0e} | {len(ok)} | {ok.cpu_seconds.median():.3g} | "
-            f"{ok.n_boxes.median():,.0f} | {ok.n_proposals.mean():.3g} | "
-            f"{ok.peak_rss_mb.max():.0f} | {ok.plan_bound_mb.max():.0f} |"
+            f"| {d} | {n:.0e} | " + " | ".join(kng + [show["op"], show["highs"], ratio_s]) + " |"
         )
     return "\n".join(lines)
 
@@ -483,7 +503,7 @@ def scaling_plot(df):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    ok = df[df.status == "ok"]
+    ok = df[(df.status == "ok") & (df.method == "kng")]
     for d, g in ok.groupby("d"):
         med = g.groupby("n").agg(cpu=("cpu_seconds", "median"), boxes=("n_boxes", "median"))
         axes[0].loglog(med.index, med.cpu, marker="o", label=f"d = {d}")
@@ -541,12 +561,6 @@ def accuracy_check(reps=100, n=10_000):
     return df
 
 
-def argparse_suppress():
-    import argparse
-
-    return argparse.SUPPRESS
-
-
 def main(argv=None):
     parser = cli_parser(__doc__)
     parser.add_argument(
@@ -558,24 +572,22 @@ def main(argv=None):
     parser.add_argument(
         "--timing", action="store_true", help="only the KNG vs HiGHS timing (full sizes)"
     )
-    parser.add_argument("--cap", type=float, default=600.0, help="--scaling: wall s per cell")
-    parser.add_argument("--scaling-cell", nargs=3, type=int, help=argparse_suppress())
+    parser.add_argument("--cap", type=float, default=None, help="CPU s per fit (default 120)")
     args = parser.parse_args(argv)
-    if args.scaling_cell:
-        import json
-
-        print(json.dumps(scaling_cell(*args.scaling_cell)))
-        return
     if args.accuracy:
         accuracy_check()
         return
     if args.timing:
-        df = pd.DataFrame(timing(quick=False))
-        print(summary(df))
+        df = pd.DataFrame(timing(quick=False, cap=args.cap or 120.0))
+        md = summary(df)
+        print(md)
         save(df, "quantile_timing", quick=False)
+        from ._common import results_dir
+
+        (results_dir(False) / "quantile_timing.md").write_text(md.strip() + "\n")
         return
     if args.scaling:
-        scaling(cap=args.cap)
+        scaling(cap=args.cap or 120.0)
         return
     run(quick=args.quick)
 

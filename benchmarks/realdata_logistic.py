@@ -158,16 +158,19 @@ def _fold_scores(name, X, y, bounds, rep, n_public):
     return rows
 
 
-def run(quick: bool = False, names=None) -> list[dict]:
+def run(quick: bool = False, names=None, small_reps=None) -> list[dict]:
     """Rows ``dataset, task, metric, method, epsilon, delta, score, score_sd, score_se,
     n_runs, n, p`` (score = mean held-out accuracy over folds and repetitions); ``names``
-    restricts the data sets."""
+    restricts the data sets; ``small_reps`` (default ``SMALL_REPS``) sets the repetitions of
+    the sets under ``SMALL`` rows (repetition r uses the fold seed r and the noise seeds
+    ``1000 r + fold``, so a larger count extends the default run with the same first fits)."""
     raw = []
     sets = [s for s in data_sets(quick) if names is None or s[0] in names]
     for name, X, y, bounds in sets:
         t0 = time.perf_counter()
         n_public = len(y) - math.ceil(len(y) / FOLDS)  # smallest training fold (n is public)
-        reps = 1 if quick or len(y) >= LARGE else SMALL_REPS if len(y) < SMALL else REPS
+        small = SMALL_REPS if small_reps is None else int(small_reps)
+        reps = 1 if quick or len(y) >= LARGE else small if len(y) < SMALL else REPS
         for rep in range(reps):
             raw += _fold_scores(name, X, y, bounds, rep, n_public)
         print(f"{name}: {time.perf_counter() - t0:.1f} s", flush=True)
@@ -266,10 +269,19 @@ def main():
         "realdata_logistic.csv (same seeds, so a set whose code path did not change reproduces "
         "its rows) and the .md says which rows were re-run",
     )
+    parser.add_argument(
+        "--small-reps",
+        type=int,
+        metavar="R",
+        help=f"repetitions of the 5-fold CV for sets under {SMALL:,} rows (default "
+        f"{SMALL_REPS}); the first {SMALL_REPS} reproduce the default run's fits",
+    )
     args = parser.parse_args()
     t0 = time.perf_counter()
-    df = pd.DataFrame(run(quick=args.quick, names=args.sets))
+    df = pd.DataFrame(run(quick=args.quick, names=args.sets, small_reps=args.small_reps))
     cmd = "python -m benchmarks.realdata_logistic" + (" --quick" if args.quick else "")
+    if args.small_reps is not None:
+        cmd += f" --small-reps {args.small_reps}"
     kept = ""
     if args.sets:
         cmd += " --sets " + " ".join(args.sets)
