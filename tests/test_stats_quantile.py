@@ -35,13 +35,18 @@ def exact_cdf(values, level, epsilon, lower, upper, measure="uniform", s=1.0):
 
 
 def draws(values, level, epsilon, lower, upper, measure="uniform", size=3000, seed=0):
-    rng = np.random.default_rng(seed)
+    # a ledger of its own: thousands of draws on the process's global ledger slow every later
+    # spend of the test session (a spend sums the ledger)
+    rng, acc = np.random.default_rng(seed), BudgetAccountant()
     return np.array(
         [
-            quantile(values, level, epsilon, (lower, upper), measure=measure, random_state=rng)
+            quantile(
+                values, level, epsilon, (lower, upper), measure=measure, random_state=rng,
+                accountant=acc,
+            )
             for _ in range(size)
         ]
-    )
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
