@@ -502,6 +502,21 @@ def bounds_epsilon(share, epsilon, n_samples, n_columns):
     return float(share) * float(epsilon)
 
 
+def split_budget(share, epsilon, n_samples, n_units):
+    """``(eps_bounds, eps_model)``: a fit's ``epsilon`` split between ``n_units`` private
+    bounds (:func:`bounds_epsilon`) and the model, with ``eps_bounds + eps_model <= epsilon``
+    in floating point (round-off would otherwise let the parts exceed the total: the model's
+    part is then lowered by one float step). A function of public quantities only, so an
+    estimator can plan its model at ``eps_model`` before the spend and get the same value
+    back from :func:`fit_bounds` after it.
+    """
+    eps_b = bounds_epsilon(share, epsilon, n_samples, n_units)
+    eps_model = float(epsilon) - eps_b
+    if eps_b + eps_model > float(epsilon):
+        eps_model = float(np.nextafter(eps_model, 0.0))
+    return eps_b, eps_model
+
+
 def check_bounds_param(bounds, size, name):
     """Check an estimator's bounds parameter with no data: a pair, None or ``"private"``.
 
@@ -764,10 +779,7 @@ def fit_bounds(
     )
     units = _units(private, names, groups)
     unit_target = np.array([is_target[u[0]] for u in units])
-    eps_b = bounds_epsilon(share, epsilon, stacked.shape[0], len(units))
-    eps_left = float(epsilon) - eps_b
-    if eps_b + eps_left > float(epsilon):  # round-off must not make the parts exceed the total
-        eps_left = float(np.nextafter(eps_left, 0.0))
+    eps_b, eps_left = split_budget(share, epsilon, stacked.shape[0], len(units))
     eps_units = column_epsilons(eps_b, stacked.shape[0], unit_target)
     scale_only = np.zeros(len(units), dtype=bool)  # public: which units get one release
     if scale_only_features and scale_only_rule(eps_units, stacked.shape[0], unit_target):

@@ -60,13 +60,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._bounds import (
     DEFAULT_BOUNDS_SHARE,
     PublicBox,
-    bounds_epsilon,
     check_bounds_groups,
     check_bounds_param,
     check_fit_share,
     clip_released,
     fit_bounds,
     safe_inverse,
+    split_budget,
     unscale_coefficients,
 )
 from .._validation import (
@@ -872,7 +872,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         n_private = self.n_features_in_ * private[0] + k * private[1] - n_pooled
         n_rows = int(Xv.shape[0])
         eps_fit = (
-            eps - bounds_epsilon(self.bounds_share, eps, n_rows, n_private) if any(private) else eps
+            split_budget(self.bounds_share, eps, n_rows, n_private)[1] if any(private) else eps
         )
         # the plan is validated before the data pass so that bad options fail fast
         make_plan(

@@ -68,10 +68,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._bounds import (
     DEFAULT_BOUNDS_SHARE,
     PublicBox,
-    bounds_epsilon,
     check_bounds_param,
     check_fit_share,
     fit_bounds,
+    split_budget,
     unscale_coefficients,
 )
 from .._validation import check_bounds, check_epsilon, check_random_state
@@ -321,8 +321,8 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
         The public plan depends on ``(tau, n, n_features, the regression's budget)`` only: a
         released box has positive width (:func:`dpreg._bounds.fit_bounds`), so every feature
         is active and the model has ``n_features + 1`` parameters whatever the data. The
-        regression's budget ``epsilon - bounds_epsilon(...)`` is the one ``fit_bounds``
-        leaves (the same public arithmetic, including its one-float-step guard), so the plan
+        regression's budget from :func:`dpreg._bounds.split_budget` is the one ``fit_bounds``
+        leaves (the same function of public quantities), so the plan
         made before the spend is the plan used after it. After the spend the only
         data-dependent steps are the bounds release, the clipping and scaling, and the
         certified fit: none of them raises.
@@ -335,10 +335,7 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
             )
         check_fit_share(self.bounds_share)
         n_private = n_features * private[0] + private[1]
-        eps_b = bounds_epsilon(self.bounds_share, epsilon, n, n_private)
-        eps_fit = epsilon - eps_b
-        if eps_b + eps_fit > epsilon:  # as in fit_bounds: the parts never exceed the total
-            eps_fit = float(np.nextafter(eps_fit, 0.0))
+        _, eps_fit = split_budget(self.bounds_share, epsilon, n, n_private)
         plan = self._public_plan(tau, eps_fit, n, n_features, None)
         params = [self.bounds_X, self.bounds_y]
         if not private[0]:

@@ -17,10 +17,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._bounds import (
     DEFAULT_BOUNDS_SHARE,
-    bounds_epsilon,
     check_bounds_param,
     check_fit_share,
     fit_bounds,
+    split_budget,
     unscale_coefficients,
 )
 from .._kng_exact import memory_plan
@@ -489,7 +489,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("bounds_y='private' has no effect when coef_bounds is given.")
         check_fit_share(self.bounds_share)
         n_private = n_features * private[0] + private[1]
-        eps_fit = epsilon - bounds_epsilon(self.bounds_share, epsilon, n, n_private)
+        _, eps_fit = split_budget(self.bounds_share, epsilon, n, n_private)
         d = n_features + 1  # released boxes have positive width: every feature is active
         self._mechanism_checks(tau, eps_fit, norm, n, n_features, None)
         params = [self.bounds_X, self.bounds_y]
