@@ -77,7 +77,9 @@ from .._validation import (
     check_unit_sample_weight,
 )
 from ..accounting import check_accountant
+from ..exceptions import PrivacyLeakWarning
 from . import _inference
+from ._boost import BOOST_FACTOR, BOOST_SHARE, auto_clip, boost, boost_shares, check_boost
 from ._dask_stats import is_dask as _is_dask
 from ._functional_sensitivity import (
     Layout,
@@ -107,10 +109,11 @@ GRAM_WEIGHT = 0.25
 RIDGE_FACTOR = {"blocks": 1.5, "joint": 3.0}
 
 
-def ridge_factor_for(ridge_factor, plan):
-    """The number behind ``ridge_factor`` (``"auto"`` resolves by the plan's release)."""
+def ridge_factor_for(ridge_factor, plan, boosted=False):
+    """The number behind ``ridge_factor`` (``"auto"`` resolves by the plan's release, and to
+    :data:`~dpreg.linear_model._boost.BOOST_FACTOR` for a boosted fit)."""
     if isinstance(ridge_factor, str):
-        return RIDGE_FACTOR[plan.release]
+        return BOOST_FACTOR if boosted else RIDGE_FACTOR[plan.release]
     return float(ridge_factor)
 
 
@@ -181,6 +184,17 @@ def sufficient_statistics(
 
         inp = prepare(X, y, bounds_X, bounds_y)  # raises on NaN/inf; no budget involved here
         return dask_statistics(inp, bounds_X, bounds_y, fit_intercept, chunk_size)
+    maps, (x_off, x_sc, y_off, y_sc) = _data_maps(X, y, bounds_X, bounds_y, fit_intercept)
+    M = _moments(X, y, maps, fit_intercept, chunk_size, sample_weight)
+    stats = _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc)
+    stats.weighted = sample_weight is not None
+    return stats
+
+
+def _data_maps(X, y, bounds_X, bounds_y, fit_intercept):
+    """The clip-and-scale maps of :func:`_moments` and the ``(x_off, x_sc, y_off, y_sc)``
+    of the unit maps (bounds that are None are read from the data)."""
+    p = X.shape[1]
     lo, hi, x_off, x_sc = _scaling(
         bounds_X, p, X if bounds_X is None else None, "bounds_X", fit_intercept
     )
@@ -189,13 +203,50 @@ def sufficient_statistics(
         bounds_y, k, y if bounds_y is None else None, "bounds_y", fit_intercept
     )
     maps = (lo, hi, x_off, _inverse(x_sc), ylo, yhi, y_off, _inverse(y_sc))
-    M = _moments(X, y, maps, fit_intercept, chunk_size, sample_weight)
-    stats = _from_moments(M, n, p, fit_intercept, x_off, x_sc, y_off, y_sc)
-    stats.weighted = sample_weight is not None
-    return stats
+    return maps, (x_off, x_sc, y_off, y_sc)
 
 
 _TILE_VALUES = 2**15
+
+
+def _tile_step(n, p, k, chunk_size):
+    # cache-sized tiles: the five flat work vectors of 2^15 values stay in L2 (measured: at
+    # 65,536 rows x 10 features, when they spill to memory, the pass is 5x slower)
+    return max(1, min(int(chunk_size), max(n, 1), _TILE_VALUES // max(p, k)))
+
+
+def _chunk_scaler(maps, p, k, step):
+    """``scale(X_chunk, y_chunk) -> (Z, W)``: the clipped, scaled chunk (views of buffers
+    reused by the next call; see :func:`_moments` for why scaling then clipping is exact)."""
+    lo, hi, x_off, inv, ylo, yhi, y_off, yinv = maps
+
+    def tiles(off, scale, lower, upper):
+        zlo = np.maximum((lower - off) * scale, -1.0)  # the scaled box, inside [-1, 1]
+        zhi = np.minimum((upper - off) * scale, 1.0)
+        return [np.tile(np.asarray(v, dtype=float), step) for v in (off, scale, zlo, zhi)]
+
+    xt, yt = tiles(x_off, inv, lo, hi), tiles(y_off, yinv, ylo, yhi)
+    Zbuf, Wbuf = np.empty(step * p), np.empty(step * k)
+
+    def scale(Xc, yc):
+        m = Xc.shape[0]
+        Z = _scale_flat(np.reshape(Xc, -1), Zbuf[: m * p], xt).reshape(m, p)
+        W = _scale_flat(np.reshape(yc, -1), Wbuf[: m * k], yt).reshape(m, k)
+        return Z, W
+
+    return scale
+
+
+def scaled_chunks(X, y, maps, chunk_size=65536):
+    """Yield the clipped and scaled ``(Z, W)`` row chunks of ``(X, y)`` (numpy input; no
+    intercept column). The buffers are reused: consume each chunk before the next."""
+    n, p = X.shape
+    k = 1 if np.ndim(y) == 1 else y.shape[1]
+    step = _tile_step(n, p, k, chunk_size)
+    scale = _chunk_scaler(maps, p, k, step)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        yield scale(X[start:stop], y[start:stop])
 
 
 def _moments(X, y, maps, fit_intercept, chunk_size, sample_weight=None):
@@ -213,29 +264,18 @@ def _moments(X, y, maps, fit_intercept, chunk_size, sample_weight=None):
     tiled once), so numpy runs long SIMD loops instead of length-p inner loops; the moments
     are BLAS products of the chunk with itself.
     """
-    lo, hi, x_off, inv, ylo, yhi, y_off, yinv = maps
     n, p = X.shape
     k = 1 if np.ndim(y) == 1 else y.shape[1]
     o = 1 if fit_intercept else 0
     q = p + o
-    # cache-sized tiles: the five flat work vectors of 2^15 values stay in L2 (measured: at
-    # 65,536 rows x 10 features, when they spill to memory, the pass is 5x slower)
-    step = max(1, min(int(chunk_size), max(n, 1), _TILE_VALUES // max(p, k)))
-
-    def tiles(off, scale, lower, upper):
-        zlo = np.maximum((lower - off) * scale, -1.0)  # the scaled box, inside [-1, 1]
-        zhi = np.minimum((upper - off) * scale, 1.0)
-        return [np.tile(np.asarray(v, dtype=float), step) for v in (off, scale, zlo, zhi)]
-
-    xt, yt = tiles(x_off, inv, lo, hi), tiles(y_off, yinv, ylo, yhi)
-    Zbuf, Wbuf = np.empty(step * p), np.empty(step * k)
+    step = _tile_step(n, p, k, chunk_size)
+    scale = _chunk_scaler(maps, p, k, step)
     M = np.zeros((q + k, q + k))
     G, C, Wm = M[o:q, o:q], M[o:q, q:], M[q:, q:]  # views: Z^T Z, Z^T W, W^T W
     for start in range(0, n, step):
         stop = min(n, start + step)
         m = stop - start
-        Z = _scale_flat(np.reshape(X[start:stop], -1), Zbuf[: m * p], xt).reshape(m, p)
-        W = _scale_flat(np.reshape(y[start:stop], -1), Wbuf[: m * k], yt).reshape(m, k)
+        Z, W = scale(X[start:stop], y[start:stop])
         if sample_weight is None:
             G += Z.T @ Z  # BLAS syrk
             C += Z.T @ W
@@ -760,6 +800,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         ridge="fixed",
         ridge_share=0.05,
         bounds_groups=None,
+        boost_rounds=0,
+        boost_share=BOOST_SHARE,
+        boost_clip="auto",
     ):
         self.epsilon = epsilon
         self.norm = norm
@@ -780,6 +823,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         self.ridge = ridge
         self.ridge_share = ridge_share
         self.bounds_groups = bounds_groups
+        self.boost_rounds = boost_rounds
+        self.boost_share = boost_share
+        self.boost_clip = boost_clip
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -816,6 +862,17 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         ridge, share = check_ridge(self.ridge, self.ridge_share)
         if ridge == "adaptive" and sh + share >= 1:
             raise ValueError("inference_share + ridge_share must be < 1.")
+        rounds, _ = check_boost(self.boost_rounds, self.boost_share, self.boost_clip)
+        if rounds > 0 and sh > 0:
+            raise ValueError(
+                "inference_share > 0 is not supported with boost_rounds > 0 (the intervals are "
+                "derived for the one-shot solve)."
+            )
+        b_share, c_share = boost_shares(rounds, self.boost_share, self.boost_clip)
+        if b_share + c_share + (share if ridge == "adaptive" else 0.0) >= 1:
+            raise ValueError(
+                "boost_share (+ 0.05 for boost_clip='auto') + ridge_share must be < 1."
+            )
         return eps, delta, acc
 
     def fit(self, X, y, sample_weight=None):
@@ -856,6 +913,13 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             )
         k = 1 if np.ndim(yv) == 1 else int(yv.shape[1])
         sample_weight = self._check_sample_weight(sample_weight, Xv, yv)
+        if self.boost_rounds > 0 and (
+            _is_dask(Xv) or _is_dask(yv) or sample_weight is not None or k > 1
+        ):
+            raise ValueError(
+                "boost_rounds > 0 needs numpy input, one output and no sample_weight (the "
+                "rounds' sensitivity is derived for that case)."
+            )
         # bounds shapes depend only on (p, k): checked before the data pass
         private = [
             check_bounds_param(bounds, size, name)
@@ -915,7 +979,16 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         # sklearn's convention: the coefficients take X's floating dtype (float32 stays float32)
         dtype = np.float32 if getattr(Xv, "dtype", None) == np.float32 else np.float64
         one_d = np.ndim(yv) == 1
-        return self._fit_statistics(stats, eps_fit, delta, acc, dtype, one_d, rng)
+        rows = None
+        if self.boost_rounds > 0:  # the rounds re-read the rows through the same clip and scale
+            with warnings.catch_warnings():  # data-read bounds warned once already above
+                warnings.simplefilter("ignore", PrivacyLeakWarning)
+                maps, _ = _data_maps(Xv, yv, bounds_X, bounds_y, bool(self.fit_intercept))
+
+            def rows():
+                return scaled_chunks(Xv, yv, maps, self.chunk_size)
+
+        return self._fit_statistics(stats, eps_fit, delta, acc, dtype, one_d, rng, rows)
 
     def fit_statistics(self, stats):
         """Fit from precomputed :class:`SufficientStatistics` (spends the budget like ``fit``).
@@ -931,6 +1004,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("inference_share > 0 needs stats.yty (sufficient_statistics sets it).")
         if self.inference_share > 0 and stats.weighted:
             raise ValueError("sample_weight is not supported with inference_share > 0.")
+        if self.boost_rounds > 0:
+            raise ValueError("boost_rounds > 0 needs the rows: use fit(X, y).")
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
         self.n_features_in_ = stats.n_features
         self.predict_bounds_ = (None, None)  # the statistics were clipped by public bounds
@@ -948,16 +1023,19 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("sample_weight is not supported with inference_share > 0.")
         return check_unit_sample_weight(sample_weight, X.shape[0])
 
-    def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None):
+    def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None, rows=None):
         layout = stats.layout
         eps_y = eps * float(self.inference_share)
+        # boost_rounds > 0 (``rows`` given): the rounds and the clip's w^T w (dpreg/.../_boost)
+        b_share, c_share = boost_shares(int(self.boost_rounds), self.boost_share, self.boost_clip)
+        eps_b, eps_clip = (eps * b_share, eps * c_share) if rows is not None else (0.0, 0.0)
         # weighted with an intercept: the weight sum (in place of n) is released too
         eps_c = eps * COUNT_SHARE if stats.weighted and layout.fit_intercept else 0.0
         # ridge="adaptive": a private lambda_min (shares fixed before the data are read)
         eps_lam = eps * float(self.ridge_share) if self.ridge == "adaptive" else 0.0
-        # basic composition: eps_T + eps_y + eps_c + eps_lam = eps
-        eps_T = eps - eps_y - eps_c - eps_lam
-        if eps_T + eps_y + eps_c + eps_lam > eps:  # round-off must not make the parts exceed it
+        # basic composition: eps_T + eps_y + eps_c + eps_lam + eps_b + eps_clip = eps
+        eps_T = eps - eps_y - eps_c - eps_lam - eps_b - eps_clip
+        while eps_T + eps_y + eps_c + eps_lam + eps_b + eps_clip > eps:  # no round-off excess
             eps_T = float(np.nextafter(eps_T, 0.0))
         plan = make_plan(layout, eps_T, delta, self.norm, self.mechanism, self.release, self.split)
         rng = check_random_state(self.random_state) if rng is None else rng
@@ -970,7 +1048,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             count = min(max(count, min(1.0, stats.n)), stats.n)  # post-processing
         gram, xty = layout.unpack(T_noisy, count)
         unit = math.sqrt(layout.p + 1.0) * plan.gram_std
-        factor = ridge_factor_for(self.ridge_factor, plan)
+        factor = ridge_factor_for(self.ridge_factor, plan, boosted=rows is not None)
         lam = factor * unit
         if eps_lam > 0:  # AdaSSP-style floor from a private lambda_min (dpreg/linear_model/_ridge)
             released, scale = release_lambda_min(stats.gram, stats.n, eps_lam, rng)
@@ -983,6 +1061,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         beta = solve_normal_equations(
             gram, xty, self.postprocess.lower(), lam, layout.fit_intercept
         )
+        self.boost_clip_ = None
+        if rows is not None:  # boosting rounds on fresh residuals (dpreg/linear_model/_boost)
+            beta = self._boost(beta, gram, xty, lam, stats, rows, eps_b, eps_clip, rng)
         yty, yty_scale = (
             release_yty(stats.yty, eps_y, rng, n=stats.n) if eps_y > 0 else (None, None)
         )
@@ -1006,6 +1087,21 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         if isinstance(plan.norm, float):
             self.sensitivity_[plan.norm] = sensitivity(plan.norm, *args)
         return self
+
+    def _boost(self, beta, gram, xty, lam, stats, rows, eps_b, eps_clip, rng):
+        """The boosting rounds (:func:`._boost.boost`); only ``rows`` touches the data."""
+        pp, fi = self.postprocess.lower(), stats.fit_intercept
+        c = self.boost_clip
+        if isinstance(c, str):  # "auto": from a Laplace release of w^T w and the release
+            yty, _ = release_yty(stats.yty, eps_clip, rng, n=stats.n)
+            c = auto_clip(yty, gram, xty, beta, stats.n)
+        self.boost_clip_ = float(c)
+
+        def solve(v):  # the first solve's own post-processing, applied to a round's scores
+            return solve_normal_equations(gram, v, pp, lam, fi)
+
+        rounds = int(self.boost_rounds)
+        return boost(beta, solve, rows, rounds, float(c), eps_b / rounds, stats.n, fi, rng)
 
     def _select_floor(self, gram, xty, unit, layout, plan, eps, delta, rng):
         """``ridge="select"``: post-processing of the release (:func:`._ridge.select_floor`)."""
@@ -1059,6 +1155,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise NotImplementedError(
                 "conf_int/bse/summary are derived for unweighted fits only; this model was "
                 "fitted with sample_weight."
+            )
+        if getattr(self, "boost_clip_", None) is not None:
+            raise NotImplementedError(
+                "conf_int/bse/summary are derived for the one-shot solve; this model was "
+                "fitted with boost_rounds > 0."
             )
 
     def conf_int(self, alpha=0.05, n_boot=1000):
