@@ -68,12 +68,20 @@ CLIP_SIGMAS = 2.0
 CLIP_MIN = 0.05
 #: PSD floor factor (times ``sqrt(p + 1) sigma_G``) of a boosted fit with ``ridge_factor="auto"``
 BOOST_FACTOR = 0.75
+#: ``boost_rounds="auto"``: this many rounds when ``n * epsilon >= AUTO_MIN_N_EPS``, else none
+AUTO_ROUNDS = 2
+AUTO_MIN_N_EPS = 2000.0
 
 
 def check_boost(rounds, share, clip):
-    """Validate ``boost_rounds``, ``boost_share`` and ``boost_clip`` (no data involved)."""
-    if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 0:
-        raise ValueError(f"boost_rounds must be an integer >= 0, got {rounds!r}.")
+    """Validate ``boost_rounds``, ``boost_share`` and ``boost_clip`` (no data involved).
+
+    Returns ``(rounds, share)`` with ``rounds`` the most rounds the setting can run
+    (:data:`AUTO_ROUNDS` for ``"auto"``)."""
+    if isinstance(rounds, str) and rounds == "auto":
+        rounds = AUTO_ROUNDS
+    elif isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 0:
+        raise ValueError(f"boost_rounds must be 'auto' or an integer >= 0, got {rounds!r}.")
     if isinstance(share, bool) or not isinstance(share, numbers.Real) or not 0 < share < 1:
         raise ValueError(f"boost_share must be a number in (0, 1), got {share!r}.")
     if isinstance(clip, str):
@@ -87,6 +95,22 @@ def check_boost(rounds, share, clip):
     ):
         raise ValueError(f"boost_clip must be 'auto' or a number in (0, 1], got {clip!r}.")
     return int(rounds), float(share)
+
+
+def resolve_rounds(setting, n, epsilon, supported=True):
+    """The number of rounds a fit runs: ``setting`` itself, or for ``"auto"``
+    :data:`AUTO_ROUNDS` when the fit supports rounds and ``n * epsilon >= AUTO_MIN_N_EPS``
+    (public: ``n`` under replace-one adjacency, the fit's epsilon), else 0.
+
+    Why ``n * epsilon``: on the real-data matrix the rounds' own noise outweighs the bias they
+    remove when ``n * epsilon`` is small (CASchools, diabetes, Engel, HousePrices at every
+    epsilon, PSID wages at 0.5: n eps <= 1,900) and wins from about 2,000 on (CPS1988 at
+    every epsilon, CollegeDistance and wages from epsilon = 1); the threshold is a public
+    constant read off that matrix (``docs/functional_linear_regression.md`` 5c).
+    """
+    if not (isinstance(setting, str) and setting == "auto"):
+        return int(setting)
+    return AUTO_ROUNDS if supported and n * epsilon >= AUTO_MIN_N_EPS else 0
 
 
 def boost_shares(rounds, share, clip):
@@ -167,6 +191,7 @@ __all__ = [
     "boost",
     "boost_shares",
     "check_boost",
+    "resolve_rounds",
     "release_round",
     "residual_scores",
     "round_sensitivity",

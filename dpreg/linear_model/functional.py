@@ -79,7 +79,15 @@ from .._validation import (
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
 from . import _inference
-from ._boost import BOOST_FACTOR, BOOST_SHARE, auto_clip, boost, boost_shares, check_boost
+from ._boost import (
+    BOOST_FACTOR,
+    BOOST_SHARE,
+    auto_clip,
+    boost,
+    boost_shares,
+    check_boost,
+    resolve_rounds,
+)
 from ._dask_stats import is_dask as _is_dask
 from ._functional_sensitivity import (
     Layout,
@@ -863,7 +871,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         if ridge == "adaptive" and sh + share >= 1:
             raise ValueError("inference_share + ridge_share must be < 1.")
         rounds, _ = check_boost(self.boost_rounds, self.boost_share, self.boost_clip)
-        if rounds > 0 and sh > 0:
+        if self._explicit_rounds() > 0 and sh > 0:
             raise ValueError(
                 "inference_share > 0 is not supported with boost_rounds > 0 (the intervals are "
                 "derived for the one-shot solve)."
@@ -913,9 +921,10 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             )
         k = 1 if np.ndim(yv) == 1 else int(yv.shape[1])
         sample_weight = self._check_sample_weight(sample_weight, Xv, yv)
-        if self.boost_rounds > 0 and (
-            _is_dask(Xv) or _is_dask(yv) or sample_weight is not None or k > 1
-        ):
+        # "auto" runs rounds only where they apply; an explicit number refuses the rest
+        boostable = not (_is_dask(Xv) or _is_dask(yv) or sample_weight is not None or k > 1)
+        boostable = boostable and float(self.inference_share) == 0
+        if self._explicit_rounds() > 0 and not boostable:
             raise ValueError(
                 "boost_rounds > 0 needs numpy input, one output and no sample_weight (the "
                 "rounds' sensitivity is derived for that case)."
@@ -980,7 +989,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         dtype = np.float32 if getattr(Xv, "dtype", None) == np.float32 else np.float64
         one_d = np.ndim(yv) == 1
         rows = None
-        if self.boost_rounds > 0:  # the rounds re-read the rows through the same clip and scale
+        if boostable and resolve_rounds(self.boost_rounds, stats.n, eps_fit) > 0:
+            # the rounds re-read the rows through the same clip and scale
             with warnings.catch_warnings():  # data-read bounds warned once already above
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
                 maps, _ = _data_maps(Xv, yv, bounds_X, bounds_y, bool(self.fit_intercept))
@@ -1004,7 +1014,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("inference_share > 0 needs stats.yty (sufficient_statistics sets it).")
         if self.inference_share > 0 and stats.weighted:
             raise ValueError("sample_weight is not supported with inference_share > 0.")
-        if self.boost_rounds > 0:
+        if self._explicit_rounds() > 0:  # "auto" fits without rounds here
             raise ValueError("boost_rounds > 0 needs the rows: use fit(X, y).")
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
         self.n_features_in_ = stats.n_features
@@ -1026,8 +1036,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None, rows=None):
         layout = stats.layout
         eps_y = eps * float(self.inference_share)
-        # boost_rounds > 0 (``rows`` given): the rounds and the clip's w^T w (dpreg/.../_boost)
-        b_share, c_share = boost_shares(int(self.boost_rounds), self.boost_share, self.boost_clip)
+        # ``rows`` given: boosting rounds and the clip's w^T w (dpreg/linear_model/_boost)
+        rounds = resolve_rounds(self.boost_rounds, stats.n, eps) if rows is not None else 0
+        rows = rows if rounds > 0 else None
+        self.boost_rounds_ = rounds
+        b_share, c_share = boost_shares(rounds, self.boost_share, self.boost_clip)
         eps_b, eps_clip = (eps * b_share, eps * c_share) if rows is not None else (0.0, 0.0)
         # weighted with an intercept: the weight sum (in place of n) is released too
         eps_c = eps * COUNT_SHARE if stats.weighted and layout.fit_intercept else 0.0
@@ -1088,6 +1101,10 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             self.sensitivity_[plan.norm] = sensitivity(plan.norm, *args)
         return self
 
+    def _explicit_rounds(self):
+        """``boost_rounds`` when it is a number (``"auto"`` never refuses an input: 0)."""
+        return 0 if isinstance(self.boost_rounds, str) else int(self.boost_rounds)
+
     def _boost(self, beta, gram, xty, lam, stats, rows, eps_b, eps_clip, rng):
         """The boosting rounds (:func:`._boost.boost`); only ``rows`` touches the data."""
         pp, fi = self.postprocess.lower(), stats.fit_intercept
@@ -1100,7 +1117,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         def solve(v):  # the first solve's own post-processing, applied to a round's scores
             return solve_normal_equations(gram, v, pp, lam, fi)
 
-        rounds = int(self.boost_rounds)
+        rounds = self.boost_rounds_
         return boost(beta, solve, rows, rounds, float(c), eps_b / rounds, stats.n, fi, rng)
 
     def _select_floor(self, gram, xty, unit, layout, plan, eps, delta, rng):

@@ -28,23 +28,41 @@ def _model(**kw):
     return FunctionalLinearRegression(bounds_X=BOX_X, bounds_y=BOX_Y, **kw)
 
 
+# "auto" fails only what the default estimator fails (test_functional.py)
+AUTO_FAILS = dict.fromkeys(
+    [
+        "check_sample_weights_list",
+        "check_sample_weights_not_overwritten",
+        "check_sample_weight_equivalence_on_dense_data",
+    ],
+    "sample_weight must lie in [0, 1]",
+)
+
+
 @parametrize_with_checks(
-    [_model(epsilon=1e4, boost_rounds=2, random_state=0)],
-    expected_failed_checks=lambda est: {
-        **dict.fromkeys(
-            [
-                "check_sample_weights_list",
-                "check_sample_weights_not_overwritten",
-                "check_sample_weight_equivalence_on_dense_data",
-                "check_sample_weights_shape",
-                "check_sample_weights_pandas_series",
-                "check_sample_weights_not_an_array",
-            ],
-            "boost_rounds > 0 refuses sample_weight (the rounds' sensitivity is derived "
-            "for unit weights)",
-        ),
-        "check_regressor_multioutput": "boost_rounds > 0 refuses a 2-D y (one output only)",
-    },
+    [
+        _model(epsilon=1e4, boost_rounds=2, random_state=0),
+        _model(epsilon=1e4, boost_rounds="auto", random_state=0),  # falls back where needed
+    ],
+    expected_failed_checks=lambda est: (
+        AUTO_FAILS
+        if est.boost_rounds == "auto"
+        else {
+            **dict.fromkeys(
+                [
+                    "check_sample_weights_list",
+                    "check_sample_weights_not_overwritten",
+                    "check_sample_weight_equivalence_on_dense_data",
+                    "check_sample_weights_shape",
+                    "check_sample_weights_pandas_series",
+                    "check_sample_weights_not_an_array",
+                ],
+                "boost_rounds > 0 refuses sample_weight (the rounds' sensitivity is derived "
+                "for unit weights)",
+            ),
+            "check_regressor_multioutput": "boost_rounds > 0 refuses a 2-D y (one output only)",
+        }
+    ),
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -180,3 +198,26 @@ def test_boosting_removes_the_floor_bias():
             m = _model(epsilon=2.0, random_state=seed, boost_rounds=r).fit(X, y)
             errs[r].append(np.linalg.norm(np.r_[m.intercept_, m.coef_] - ols))
     assert np.median(errs[2]) < 0.8 * np.median(errs[0])
+
+
+def test_auto_rounds_follow_n_epsilon_and_fall_back_where_rounds_do_not_apply():
+    """``"auto"``: 2 rounds when n * epsilon >= 2000, else the one-shot fit (same release);
+    where rounds do not apply (weights, 2-D y, statistics, intervals) it fits without them
+    instead of refusing."""
+    X, y = _data(2500, 6)
+    small = _model(epsilon=0.5, random_state=1, boost_rounds="auto").fit(X, y)  # 1250
+    plain = _model(epsilon=0.5, random_state=1).fit(X, y)
+    assert small.boost_rounds_ == 0
+    np.testing.assert_array_equal(small.coef_, plain.coef_)
+    big = _model(epsilon=1.0, random_state=1, boost_rounds="auto").fit(X, y)  # 2500
+    assert big.boost_rounds_ == _boost.AUTO_ROUNDS == 2
+    assert big.boost_clip_ is not None
+    auto = _model(epsilon=1.0, random_state=1, boost_rounds="auto")
+    assert auto.fit(X, y, sample_weight=np.full(len(y), 0.5)).boost_rounds_ == 0
+    Y = np.column_stack([y, y])
+    assert auto.set_params(bounds_y=([-6, -6], [6, 6])).fit(X, Y).boost_rounds_ == 0
+    stats = sufficient_statistics(X, y, BOX_X, BOX_Y)
+    assert _model(epsilon=1.0, boost_rounds="auto").fit_statistics(stats).boost_rounds_ == 0
+    m = _model(epsilon=1.0, boost_rounds="auto", inference_share=0.1, random_state=0).fit(X, y)
+    assert m.boost_rounds_ == 0
+    assert m.conf_int().shape == (4, 2)  # the intervals still work for the one-shot fit
