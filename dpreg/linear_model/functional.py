@@ -726,6 +726,22 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         (:func:`dpreg._bounds.pooled_release_epsilon`; ``docs/private_workflow.md``,
         *Grouped columns*). ``"all"`` is one group of every feature. Public knowledge that
         you state; a wrong grouping costs accuracy, never privacy. Ignored otherwise.
+    boost_rounds : int >= 0 or "auto", default=0
+        Boosting rounds after the one-shot solve (opt-in; :mod:`dpreg.linear_model._boost`,
+        ``docs/functional_linear_regression.md`` section 5c). Each round releases
+        ``Z^T clip(w - Z theta, -c, c)`` of the scaled rows with l_inf K-norm noise
+        (sensitivity ``2c``) and adds the floored noisy Gram's solve of it to ``theta``,
+        which removes most of the floor's bias where ``n * epsilon`` is large. The floor
+        factor of ``ridge_factor="auto"`` is then 0.75. A number > 0 needs ``fit`` on numpy
+        input with one output, no ``sample_weight`` and ``inference_share=0`` (else a
+        ``ValueError`` before anything is spent). ``"auto"`` runs 2 rounds when
+        ``n * epsilon >= 2000`` and the fit supports them, and none otherwise.
+    boost_share : float in (0, 1), default=0.4
+        Share of ``epsilon`` spent on the rounds (``boost_share * epsilon / rounds`` each).
+    boost_clip : "auto" or float in (0, 1], default="auto"
+        The residual clip ``c`` on the scaled target's scale ([-1, 1]). ``"auto"`` spends
+        0.05 of ``epsilon`` on a Laplace release of ``w^T w`` and takes ``c`` = 2 residual
+        root mean squares estimated from released values (in ``[0.05, 1]``).
 
     Attributes
     ----------
@@ -757,6 +773,10 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     ridge_factor_ : float or None
         The floor used, in units of ``sqrt(p + 1) * sigma_G`` (the resolved ``ridge_factor``,
         the selected one with ``ridge="select"``; None when ``sigma_G`` is 0).
+    boost_rounds_ : int
+        The number of boosting rounds the fit ran (0 for the one-shot solve).
+    boost_clip_ : float or None
+        The residual clip of the rounds (None without rounds).
     sample_weighted_ : bool
         Whether ``fit`` received ``sample_weight`` (the intervals of :meth:`conf_int` are
         derived for unweighted fits only and refuse weighted ones).
