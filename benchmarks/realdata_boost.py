@@ -13,7 +13,9 @@ and PSID wages (where small n * epsilon hurts boosting), the same 5 folds and se
   (``dpreg/linear_model/_boost.py``; ``boost_clip="auto"``).
 
 Run: ``python -m benchmarks.realdata_boost [--quick] [--sets college cps1988 wages]
-[--reps R]``; prints the table and writes ``benchmarks/results/realdata_boost.md``.
+[--reps R] [--delta D]``; prints the table and writes ``benchmarks/results/realdata_boost.md``
+(``realdata_boost_delta.md`` with ``--delta``: every fit on the (epsilon, delta) path, where
+the first release is the Gaussian or flipped Huber one and the rounds stay pure epsilon).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def _predict_scaled(model, beta, X):
     return ns.y_offset + ns.y_scale * (beta[0] + z @ beta[1:])
 
 
-def run(names, eps_grid, reps):
+def run(names, eps_grid, reps, delta=0.0):
     rows = []
     acc = BudgetAccountant(epsilon=float("inf"), delta=0.5)  # a simulation, not one analysis
     for name in names:
@@ -70,7 +72,7 @@ def run(names, eps_grid, reps):
         folds = KFold(5, shuffle=True, random_state=0).split(data.X)
         for f, (tr, te) in enumerate(folds):
             X, y, Xt, yt = data.X[tr], data.y[tr], data.X[te], data.y[te]
-            kw = dict(bounds_X=data.bounds_X, bounds_y=data.bounds_y, accountant=acc)
+            kw = dict(bounds_X=data.bounds_X, bounds_y=data.bounds_y, accountant=acc, delta=delta)
             for eps in eps_grid:
                 for rep in range(reps):
                     rs = 100 * f + 7919 * rep + int(1000 * eps)
@@ -102,14 +104,18 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="one set, one draw per fold")
     parser.add_argument("--sets", nargs="+", default=["college", "cps1988", "wages"])
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument(
+        "--delta", type=float, default=0.0, help="every fit with this delta (the (eps, delta) path)"
+    )
     args = parser.parse_args(argv)
     names = args.sets[:1] if args.quick else args.sets
     reps = 1 if args.quick else args.reps
     t0 = time.process_time()
-    tab = run(names, EPS if not args.quick else [1.0], reps).round(3)
+    tab = run(names, EPS if not args.quick else [1.0], reps, args.delta).round(3)
     cmd = "python -m benchmarks.realdata_boost" + (" --quick" if args.quick else "")
     if not args.quick:
         cmd += f" --sets {' '.join(args.sets)} --reps {args.reps}"
+    cmd += f" --delta {args.delta:g}" if args.delta > 0 else ""
     text = tab.to_string()
     print(text)
     head = (
@@ -118,7 +124,8 @@ def main(argv=None):
         "held-out R^2 over 5 folds x draws (rows: methods; columns: data set, epsilon).\n\n"
     )
     results_dir(args.quick).mkdir(parents=True, exist_ok=True)
-    out = results_dir(args.quick) / "realdata_boost.md"
+    suffix = "_delta" if args.delta > 0 else ""
+    out = results_dir(args.quick) / f"realdata_boost{suffix}.md"
     out.write_text(head + "```\n" + text + "\n```\n")
     print(f"wrote {out}")
 

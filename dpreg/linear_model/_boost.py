@@ -48,9 +48,10 @@ the residual mean square computed from released values only (post-processing).
 
 Public constants (chosen on CollegeDistance, CPS1988 and PSID wages of the real-data matrix,
 5 folds x 5 draws, ``docs/functional_linear_regression.md`` section 5c): ``boost_share``
-0.4 (0.3, 0.5 tried), 2 rounds (1, 3 tried), the floor factor :data:`BOOST_FACTOR` 0.75 of
-``sqrt(p + 1) sigma_G`` when ``ridge_factor="auto"`` (1.0, 1.5 tried; the rounds remove the
-floor's bias, so a lower floor pays), ``CLIP_SIGMAS = 2`` (3 tried, same).
+0.4 (0.3, 0.5 tried), 2 rounds (1, 3 tried), the floor factor 0.75 of ``sqrt(p + 1) sigma_G``
+for the l_inf block release when ``ridge_factor="auto"`` (1.0, 1.5 tried; the rounds remove
+the floor's bias, so a lower floor pays), i.e. :data:`BOOST_FACTOR` = half the one-shot
+factor (joint releases: 1.5 instead of 3), ``CLIP_SIGMAS = 2`` (3 tried, same).
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ BOOST_SHARE = 0.4
 CLIP_SHARE = 0.05
 CLIP_SIGMAS = 2.0
 CLIP_MIN = 0.05
-#: PSD floor factor (times ``sqrt(p + 1) sigma_G``) of a boosted fit with ``ridge_factor="auto"``
-BOOST_FACTOR = 0.75
+#: a boosted fit with ``ridge_factor="auto"`` floors at this fraction of the one-shot factor
+#: (``RIDGE_FACTOR`` of ``functional``): 0.75 for the l_inf block release, 1.5 for joint ones
+BOOST_FACTOR = 0.5
 #: ``boost_rounds="auto"``: this many rounds when ``n * epsilon >= AUTO_MIN_N_EPS``, else none
 AUTO_ROUNDS = 2
 AUTO_MIN_N_EPS = 2000.0
@@ -99,8 +101,14 @@ def check_boost(rounds, share, clip):
 
 def resolve_rounds(setting, n, epsilon, supported=True):
     """The number of rounds a fit runs: ``setting`` itself, or for ``"auto"``
-    :data:`AUTO_ROUNDS` when the fit supports rounds and ``n * epsilon >= AUTO_MIN_N_EPS``
-    (public: ``n`` under replace-one adjacency, the fit's epsilon), else 0.
+    :data:`AUTO_ROUNDS` when ``supported`` (the fit can run rounds and is pure epsilon) and
+    ``n * epsilon >= AUTO_MIN_N_EPS`` (public: ``n`` under replace-one adjacency, the fit's
+    epsilon), else 0.
+
+    Why not with ``delta > 0``: there the first release is the Gaussian (or flipped Huber)
+    one, much less noisy per entry than the pure-epsilon rounds, and the rounds lost to the
+    one-shot fit on CPS1988 at epsilon = 0.1 and PSID wages at epsilon = 1 and 2 while winning
+    on CollegeDistance (``python -m benchmarks.realdata_boost --delta 1e-6``).
 
     Why ``n * epsilon``: on the real-data matrix the rounds' own noise outweighs the bias they
     remove when ``n * epsilon`` is small (CASchools, diabetes, Engel, HousePrices at every

@@ -119,9 +119,9 @@ RIDGE_FACTOR = {"blocks": 1.5, "joint": 3.0}
 
 def ridge_factor_for(ridge_factor, plan, boosted=False):
     """The number behind ``ridge_factor`` (``"auto"`` resolves by the plan's release, and to
-    :data:`~dpreg.linear_model._boost.BOOST_FACTOR` for a boosted fit)."""
+    :data:`~dpreg.linear_model._boost.BOOST_FACTOR` times that for a boosted fit)."""
     if isinstance(ridge_factor, str):
-        return BOOST_FACTOR if boosted else RIDGE_FACTOR[plan.release]
+        return RIDGE_FACTOR[plan.release] * (BOOST_FACTOR if boosted else 1.0)
     return float(ridge_factor)
 
 
@@ -732,10 +732,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         ``Z^T clip(w - Z theta, -c, c)`` of the scaled rows with l_inf K-norm noise
         (sensitivity ``2c``) and adds the floored noisy Gram's solve of it to ``theta``,
         which removes most of the floor's bias where ``n * epsilon`` is large. The floor
-        factor of ``ridge_factor="auto"`` is then 0.75. A number > 0 needs ``fit`` on numpy
-        input with one output, no ``sample_weight`` and ``inference_share=0`` (else a
-        ``ValueError`` before anything is spent). ``"auto"`` runs 2 rounds when
-        ``n * epsilon >= 2000`` and the fit supports them, and none otherwise.
+        factor of ``ridge_factor="auto"`` is then halved (0.75 for the l_inf block release).
+        A number > 0 needs ``fit`` on numpy input with one output, no ``sample_weight`` and
+        ``inference_share=0`` (else a ``ValueError`` before anything is spent); with
+        ``delta > 0`` the rounds stay pure epsilon. ``"auto"`` runs 2 rounds when
+        ``delta == 0``, ``n * epsilon >= 2000`` and the fit supports them, and none otherwise.
     boost_share : float in (0, 1), default=0.4
         Share of ``epsilon`` spent on the rounds (``boost_share * epsilon / rounds`` each).
     boost_clip : "auto" or float in (0, 1], default="auto"
@@ -1009,7 +1010,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         dtype = np.float32 if getattr(Xv, "dtype", None) == np.float32 else np.float64
         one_d = np.ndim(yv) == 1
         rows = None
-        if boostable and resolve_rounds(self.boost_rounds, stats.n, eps_fit) > 0:
+        if boostable and resolve_rounds(self.boost_rounds, stats.n, eps_fit, delta == 0) > 0:
             # the rounds re-read the rows through the same clip and scale
             with warnings.catch_warnings():  # data-read bounds warned once already above
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -1057,7 +1058,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         layout = stats.layout
         eps_y = eps * float(self.inference_share)
         # ``rows`` given: boosting rounds and the clip's w^T w (dpreg/linear_model/_boost)
-        rounds = resolve_rounds(self.boost_rounds, stats.n, eps) if rows is not None else 0
+        rounds = (
+            resolve_rounds(self.boost_rounds, stats.n, eps, delta == 0) if rows is not None else 0
+        )
         rows = rows if rounds > 0 else None
         self.boost_rounds_ = rounds
         b_share, c_share = boost_shares(rounds, self.boost_share, self.boost_clip)

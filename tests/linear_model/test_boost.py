@@ -221,3 +221,20 @@ def test_auto_rounds_follow_n_epsilon_and_fall_back_where_rounds_do_not_apply():
     m = _model(epsilon=1.0, boost_rounds="auto", inference_share=0.1, random_state=0).fit(X, y)
     assert m.boost_rounds_ == 0
     assert m.conf_int().shape == (4, 2)  # the intervals still work for the one-shot fit
+
+
+def test_boosted_floor_is_half_the_one_shot_floor_and_auto_stays_pure_epsilon():
+    """``ridge_factor="auto"``: 0.75 for the block release, 1.5 for a joint (delta > 0)
+    release; ``"auto"`` runs no rounds on the (epsilon, delta) path, an explicit number does."""
+    X, y = _data(5000, 7)
+    blocks = _model(epsilon=1.0, random_state=0, boost_rounds=2).fit(X, y)
+    assert blocks.release_ == "blocks" and blocks.ridge_factor_ == pytest.approx(0.75)
+    gauss = dict(epsilon=1.0, delta=1e-6, mechanism="gaussian", random_state=0)
+    joint = _model(boost_rounds=2, **gauss).fit(X, y)
+    assert joint.release_ == "joint" and joint.ridge_factor_ == pytest.approx(1.5)
+    assert joint.boost_rounds_ == 2
+    one_shot = _model(**gauss).fit(X, y)
+    assert one_shot.ridge_factor_ == pytest.approx(3.0)
+    auto = _model(boost_rounds="auto", **gauss).fit(X, y)
+    assert auto.boost_rounds_ == 0  # n * epsilon = 5000, but delta > 0
+    np.testing.assert_array_equal(auto.coef_, one_shot.coef_)
