@@ -30,12 +30,16 @@ T = fl(total * fl(1 + TOLERANCE)).
   decision is the decision on the exact sums, with no summation error at all, for any number
   of spends. The epsilons and deltas are the spends themselves, so nothing else is rounded.
 * **Advanced composition.** ceil(Q) >= Q and ceil(R) >= R for Q = sum fl(eps_i^2) and
-  R = sum fl(eps_i tanh(eps_i/2)); what remains is a fixed handful of floating-point steps
-  (log, one product, sqrt, one sum; the delta adds the slack once), each with relative error
-  of a few u, and the per-term roundings of fl(eps_i^2) and of ``tanh`` (a few u each, and a
-  sum of non-negative terms has the relative error of its worst term). So an admitted ledger's
-  exact advanced epsilon is at most T (1 + c u) with c < 16: beyond the tolerance's 1e-12 by
-  at most ~2e-15 relative, independently of the ledger's size.
+  R = sum fl(eps_i tanh(eps_i/2)). What remains is a fixed handful of floating-point steps,
+  the same as in version 1: fl(log(fl(1/slack))) (relative error <= 3u when slack <= 1/e, so
+  that the log is >= 1), one product, sqrt (which halves a relative error), one sum, and the
+  per-term roundings of fl(eps_i^2) and of ``tanh`` (a few u each; a sum of non-negative
+  terms has at most the relative error of its worst term). The computed epsilon is therefore
+  >= the exact formula times (1 - c u) with c < 8, and an admitted ledger's exact advanced
+  epsilon is at most T (1 + 8u) -- beyond the tolerance's 1e-12 by less than 1e-15 relative,
+  independently of the ledger's size. The delta side adds the slack once (one rounding).
+  (A slack above 1/e, i.e. a delta above 0.37, protects nothing; there the log's relative
+  error grows like u / log(1/slack), as it did in version 1.)
 
 Version 1 summed in SQLite (``TOTAL``, a left-to-right double sum in the SQLite 3.40 that
 Python ships with here), whose relative error bound is (n - 1) u for n non-negative terms
