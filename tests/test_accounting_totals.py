@@ -19,7 +19,7 @@ from benchmarks._ledger_scaling import write_v1_ledger
 from dpreg import BudgetAccountant
 from dpreg.accounting._compose import TOLERANCE, spend_terms
 from dpreg.accounting._store import LedgerStore
-from dpreg.accounting._totals import to_double, units
+from dpreg.accounting._totals import encode, to_double, units
 from dpreg.exceptions import BudgetExceededError, BudgetStoreError
 
 TERMS = ("epsilon", "delta", "eps_sq", "drift")
@@ -318,10 +318,10 @@ def _ledger(tmp_path, spends=(0.5, 0.25)):
 
 def test_totals_that_disagree_with_the_rows_are_refused_at_opening(tmp_path):
     acc, path = _ledger(tmp_path)
-    _sql(path, ("UPDATE totals SET epsilon = ?", (str(units(0.25)),)))  # "forget" a spend
+    _sql(path, ("UPDATE totals SET epsilon = ?", (encode(units(0.25)),)))  # "forget" a spend
     with pytest.raises(BudgetStoreError, match="disagree"):
         BudgetAccountant(path=path)
-    _sql(path, ("UPDATE totals SET epsilon = ?", (str(units(0.75)),)))
+    _sql(path, ("UPDATE totals SET epsilon = ?", (encode(units(0.75)),)))
     _sql(path, "UPDATE spends SET eps_sq = 0 WHERE seq = 1")
     with pytest.raises(BudgetStoreError, match="disagree"):
         BudgetAccountant(path=path)
@@ -350,7 +350,8 @@ def test_a_spend_recorded_without_the_totals_is_refused_at_every_use(tmp_path):
     "damage",
     [
         "DELETE FROM totals",
-        "UPDATE totals SET epsilon = 'abc'",
+        "UPDATE totals SET epsilon = 'xyz'",
+        "UPDATE totals SET epsilon = ''",
         "UPDATE totals SET delta = '-5'",
         "UPDATE totals SET eps_sq = '1.5'",
         "DROP TABLE totals",

@@ -16,7 +16,7 @@ Format (version 2)
 * ``spends``: one row per recorded spend (``seq`` increasing from 1, the spend's epsilon and
   delta, its advanced-composition terms eps^2 and eps tanh(eps/2), pid, time).
 * ``totals``: one row -- the count, the ``seq`` of the newest spend and the exact sums of the
-  four terms (:mod:`dpreg.accounting._totals`: decimal integers of 2^-1074, or ``inf``).
+  four terms (:mod:`dpreg.accounting._totals`: hexadecimal integers of 2^-1074, or ``inf``).
   Updated in the same ``BEGIN IMMEDIATE`` transaction as each insert, so that a spend costs
   O(1) in the ledger's size instead of summing every row.
 
@@ -77,7 +77,7 @@ CREATE TABLE totals (
     drift TEXT NOT NULL
 );
 """
-_SCHEMA = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);" + _SPENDS + _TOTALS
+_SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)", _SPENDS, _TOTALS)
 
 
 def _budget_from_meta(meta):
@@ -133,7 +133,9 @@ class LedgerStore:
             try:
                 conn = sqlite3.connect(tmp, isolation_level=None)
                 try:
-                    conn.executescript(_SCHEMA)
+                    conn.execute("BEGIN")  # one transaction: one sync instead of one per table
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
                     meta = {
                         "format": FORMAT,
                         "version": VERSION,
@@ -145,6 +147,7 @@ class LedgerStore:
                     }
                     conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
                     _write_totals(conn, Totals(), create=True)
+                    conn.execute("COMMIT")
                 finally:
                     conn.close()
                 try:
@@ -261,7 +264,7 @@ class LedgerStore:
     def _migrate(self, conn):
         """Version 1 -> 2 inside the caller's write transaction: exact totals of the rows."""
         totals = self._row_totals(conn)
-        conn.execute(_TOTALS)  # not executescript, which would COMMIT the transaction first
+        conn.execute(_TOTALS)
         _write_totals(conn, totals, create=True)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'version'", (VERSION,))
 
@@ -278,11 +281,11 @@ class LedgerStore:
     def _totals(self, conn):
         """The stored :class:`Totals`, checked against the newest row (O(log n))."""
         rows = conn.execute(
-            "SELECT count, last_seq, epsilon, delta, eps_sq, drift FROM totals WHERE id = 0"
+            "SELECT (SELECT MAX(seq) FROM spends), count, last_seq, epsilon, delta, eps_sq, "
+            "drift FROM totals WHERE id = 0"
         ).fetchall()
-        (newest,) = conn.execute("SELECT MAX(seq) FROM spends").fetchone()
         try:
-            (row,) = rows
+            ((newest, *row),) = rows
             totals = Totals(int(row[0]), int(row[1]), *map(decode, row[2:]))
         except (ValueError, TypeError) as exc:
             raise BudgetStoreError(

@@ -90,18 +90,25 @@ def add(total, term_units):
     return total + term_units
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
 def encode(total):
-    """Text stored in the ledger for a total: the decimal integer of units, or ``inf``."""
-    return "inf" if isinstance(total, float) else str(total)
+    """Text stored in the ledger for a total: the integer of units in hexadecimal, or ``inf``.
+
+    Hexadecimal because converting a ~2,100-bit integer to and from it is linear-time (decimal
+    is not), and it is done at every spend.
+    """
+    return "inf" if isinstance(total, float) else format(total, "x")
 
 
 def decode(text):
     """Inverse of :func:`encode`; raises ``ValueError`` on anything else."""
     if text == "inf":
         return math.inf
-    if not isinstance(text, str) or not text.isdigit() or not text.isascii():
+    if not isinstance(text, str) or not text or not _HEX.issuperset(text):
         raise ValueError(f"not a ledger total: {text!r}")
-    return int(text)
+    return int(text, 16)
 
 
 class Totals(NamedTuple):
