@@ -352,6 +352,7 @@ def test_a_spend_recorded_without_the_totals_is_refused_at_every_use(tmp_path):
         "DELETE FROM totals",
         "UPDATE totals SET epsilon = 'xyz'",
         "UPDATE totals SET epsilon = ''",
+        "UPDATE totals SET epsilon = '0x1f'",
         "UPDATE totals SET delta = '-5'",
         "UPDATE totals SET eps_sq = '1.5'",
         "DROP TABLE totals",

@@ -53,6 +53,7 @@ than version 1's either.
 from __future__ import annotations
 
 import math
+import re
 from typing import NamedTuple
 
 from ._compose import Sums, spend_terms
@@ -90,7 +91,7 @@ def add(total, term_units):
     return total + term_units
 
 
-_HEX = frozenset("0123456789abcdef")
+_HEX = re.compile("[0-9a-f]+")  # int(text, 16) alone would also take "0x..", "-..", " .."
 
 
 def encode(total):
@@ -106,7 +107,7 @@ def decode(text):
     """Inverse of :func:`encode`; raises ``ValueError`` on anything else."""
     if text == "inf":
         return math.inf
-    if not isinstance(text, str) or not text or not _HEX.issuperset(text):
+    if not isinstance(text, str) or not _HEX.fullmatch(text):
         raise ValueError(f"not a ledger total: {text!r}")
     return int(text, 16)
 
