@@ -341,9 +341,10 @@ class BudgetAccountant:
         Only a look: another process may spend in between. Use :meth:`spend` to reserve.
         """
         epsilon, delta = _check_spend(epsilon, delta)
-        before = self._store.sums()
-        if not self._fits(before.plus(epsilon, delta)):
-            raise self._refusal(epsilon, delta, before)
+        before = self._store.totals()
+        # the same decision as spend(): on the exact sums, rounded up (see _totals)
+        if not self._fits(before.plus(epsilon, delta).rounded(up=True)):
+            raise self._refusal(epsilon, delta, before.rounded())
         return True
 
     def spend(self, epsilon, delta=0.0):

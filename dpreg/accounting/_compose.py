@@ -14,8 +14,9 @@ their joint release is
   [-eps_i, eps_i]).
 
 Both bounds depend on the spends only through four sums (sum eps_i, sum delta_i, sum eps_i^2,
-sum eps_i tanh(eps_i / 2)), so the ledger store keeps the per-spend terms and composes from
-their sums; a check never has to replay the whole history in Python.
+sum eps_i tanh(eps_i / 2)), so the ledger store keeps the per-spend terms and exact running
+totals of them (:mod:`dpreg.accounting._totals`), and composes from those: a check never has
+to replay the history.
 
 The accountant reports the smaller of the two epsilons, always with the delta that goes with it.
 """
