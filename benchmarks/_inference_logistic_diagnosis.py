@@ -28,7 +28,8 @@ intervals with a double-bootstrap calibrated level (:func:`calibrated_interval`)
 Run: ``python -m benchmarks._inference_logistic_diagnosis decompose N EPS REPS [SHARE]`` or
 ``python -m benchmarks._inference_logistic_diagnosis splits N EPS REPS SHARE ...`` or
 ``python -m benchmarks._inference_logistic_diagnosis calibrate N EPS REPS [SHARE]`` or
-``python -m benchmarks._inference_logistic_diagnosis cells N REPS SEED``. Prints a
+``python -m benchmarks._inference_logistic_diagnosis cells N REPS SEED`` or
+``python -m benchmarks._inference_logistic_diagnosis nboot N EPS REPS``. Prints a
 table, writes nothing; a diagnostic, not part of ``python -m benchmarks``.
 """
 
@@ -170,7 +171,7 @@ def splits(n, eps, reps, shares, n_boot=1000, seed=9):
         print(f"  share {share}: coverage {cov} width/oracle {ratio} full {ratio_full}")
 
 
-def cells(n, reps, seed, n_boot=300):
+def cells(n, reps, seed, n_boot=1000):
     """The benchmark's cells (``_inference_cells.logistic_cells``) of one n on ``reps`` data
     sets of stream ``seed``: coverage with its Monte Carlo standard deviation
     ``sqrt(c (1 - c) / reps)`` and the mean width over the three oracles, per epsilon."""
@@ -186,19 +187,45 @@ def cells(n, reps, seed, n_boot=300):
         print(f"width/oracle {ratio} full {ratio_full} deshrunk {ratio_deshrunk}", flush=True)
 
 
+def nboot(n, eps, reps, seed=1, sizes=(300, 1000), ref=10_000):
+    """Width of ``conf_int(n_boot=B)`` over that of ``n_boot=ref`` on ``reps`` fits (mean and
+    sd over the fits). The bootstrap's seed is fixed (the intervals are a function of the
+    releases), so its Monte Carlo error is the same for every data set: a small B biases a
+    coverage study instead of averaging out."""
+    rng = np.random.default_rng(seed)
+    share = il.hessian_share(n, eps)
+    r = []
+    for _ in range(reps):
+        X, y = simulate_logistic(n, rng)
+        m = _fit(X, y, (1 - share) * eps, rng)
+        m.release_hessian(X, y, share * eps, random_state=rng)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            w = {b: np.diff(m.conf_int(n_boot=b), axis=1)[:, 0] for b in (*sizes, ref)}
+        r.append([w[b] / w[ref] for b in sizes])
+    r = np.array(r)
+    for k, b in enumerate(sizes):
+        print(
+            f"n={n} eps={eps:g} {reps} fits: width(B={b}) / width(B={ref}) mean "
+            f"{np.round(r[:, k].mean(0), 3)} sd {np.round(r[:, k].std(0), 3)}"
+        )
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[0] == "cells":
         return cells(*(int(a) for a in argv[1:4]))
     what, n, eps, reps = argv[0], int(argv[1]), float(argv[2]), int(argv[3])
-    if what == "decompose":
+    if what == "nboot":
+        nboot(n, eps, reps)
+    elif what == "decompose":
         decompose(n, eps, reps, *(float(a) for a in argv[4:5]))
     elif what == "calibrate":
         calibrate(n, eps, reps, *(float(a) for a in argv[4:5]))
     elif what == "splits":
         splits(n, eps, reps, [float(a) for a in argv[4:]])
     else:
-        raise SystemExit("usage: decompose|calibrate|splits N EPS REPS ... or cells N REPS SEED")
+        raise SystemExit("usage: decompose|calibrate|splits|nboot N EPS REPS ...|cells N REPS SEED")
 
 
 if __name__ == "__main__":
