@@ -20,6 +20,13 @@ total ``epsilon``, over the same 75/25 splits, at a budget share ``share`` of th
 Run ``python -m benchmarks.private_bounds_diagnosis [--repeats 20] [--shares auto 0.2 0.1]``.
 Prints a table (medians over splits); diagnosis only, nothing is saved.
 
+``--per-release`` adds, for every release of a fit (in the order ``fit_bounds`` makes them:
+scale-only units first, then median / MAD units, each in column order), the share of splits
+where its box is off (width off by more than a factor 2 or centre by more than half a
+width), and how often the private fit fails (score below ``--fail-below``) when that box is
+off and when every box is good. ``--set NAME=VALUE`` overrides a numeric constant of
+:mod:`dpreg._bounds` for the run (e.g. ``FIT_WIDEN=3``): a what-if, diagnosis only.
+
 ``--reliability`` prints instead, for a few real columns, the probability that one private
 median draw (asinh scale ``FIT_ASINH_SCALE``, range ``DEFAULT_CANDIDATE_RANGE``) lands in
 the column's interquartile range, as a function of the draw's budget times n, computed from
@@ -107,7 +114,38 @@ def bound_quality(record):
     }
 
 
-def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None):
+def _off(released, exact):
+    (lo, hi), (tlo, thi) = released, exact
+    half, thalf = (hi - lo) / 2, (thi - tlo) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logw = np.abs(np.log(half / thalf))
+        off = np.abs((hi + lo) / 2 - (thi + tlo) / 2) / thalf
+    return bool(np.any((logw > np.log(2)) | (off > 0.5)))
+
+
+def per_release_table(per_fit, scores, fail_below):
+    """One row per release index: P(box off), P(fail | that box off), P(fail | all good)."""
+    off = np.array([[_off(*call) for call in fit] for fit in per_fit])
+    fail = np.asarray(scores) < fail_below
+    good = ~off.any(axis=1)
+    rows = []
+    for i in range(off.shape[1]):
+        rows.append(
+            {
+                "release": i,
+                "p_off": off[:, i].mean(),
+                "p_fail_if_off": fail[off[:, i]].mean() if off[:, i].any() else np.nan,
+                "n_off": int(off[:, i].sum()),
+            }
+        )
+    out = pd.DataFrame(rows)
+    out["p_fail_all_good"] = fail[good].mean() if good.any() else np.nan
+    out["n_all_good"] = int(good.sum())
+    return out
+
+
+def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None, per_release=None):
+    """The table above; ``per_release`` (a fail threshold) also prints the per-release one."""
     rows = []
     for name, X, y, est, bx, by, x in _settings(extra=True):
         if "progress_bar" in est.get_params():
@@ -118,7 +156,7 @@ def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None):
         for eps in epsilons:
             for share in shares:
                 res = {"public": [], "public_rest": [], "oracle": [], "private": []}
-                record = []
+                record, per_fit = [], []
                 n_tr = None
                 for rep in range(repeats):
                     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=rep)
@@ -135,9 +173,11 @@ def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None):
                         with patched_release(oracle=True):
                             fit = _fit_private(est, Xtr, ytr, eps, by is not None, share, rep, x)
                             res["oracle"].append(fit.score(Xte, yte))
+                        start = len(record)
                         with patched_release(record=record):
                             fit = _fit_private(est, Xtr, ytr, eps, by is not None, share, rep, x)
                             res["private"].append(fit.score(Xte, yte))
+                        per_fit.append(record[start:])
                 med = {k: float(np.median(v)) for k, v in res.items()}
                 row = {
                     "dataset": name,
@@ -152,6 +192,9 @@ def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None):
                 row.update(bound_quality(record))
                 rows.append(row)
                 print(pd.DataFrame([row]).to_string(index=False, float_format="%.3f"), flush=True)
+                if per_release is not None:
+                    table = per_release_table(per_fit, res["private"], per_release)
+                    print(table.to_string(index=False, float_format="%.3f"), flush=True)
     return pd.DataFrame(rows)
 
 
@@ -195,10 +238,19 @@ if __name__ == "__main__":
     parser.add_argument("--shares", nargs="+", default=["auto"])
     parser.add_argument("--datasets", nargs="+", default=None)
     parser.add_argument("--reliability", action="store_true")
+    parser.add_argument("--per-release", action="store_true")
+    parser.add_argument("--fail-below", type=float, default=0.5)
+    parser.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE")
     args = parser.parse_args()
+    for item in args.set:
+        name, value = item.split("=")
+        if not isinstance(getattr(bounds_mod, name), (int, float)):
+            raise SystemExit(f"--set: {name} is not a numeric constant of dpreg._bounds")
+        setattr(bounds_mod, name, float(value))
     if args.reliability:
         print(reliability_table().to_string(float_format="%.2f"))
         raise SystemExit
     shares = [s if s == "auto" else float(s) for s in args.shares]
-    df = run(args.repeats, tuple(args.epsilons), shares, args.datasets)
+    fail = args.fail_below if args.per_release else None
+    df = run(args.repeats, tuple(args.epsilons), shares, args.datasets, fail)
     print(df.to_string(index=False, float_format="%.3f"))

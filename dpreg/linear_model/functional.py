@@ -708,7 +708,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         still costs ``epsilon`` in total, reserved once before the data are read. Unused when
         no bounds are ``"private"``.
         ``"auto"`` grows with the number of private columns and falls with n (between 0.05 and
-        0.5; :func:`dpreg._bounds.bounds_epsilon`).
+        0.5, up to 0.6 when small data need it; :func:`dpreg._bounds.bounds_epsilon`).
     ridge : {"fixed", "adaptive", "select"}, default="fixed"
         ``"fixed"``: the floor ``lambda`` above. ``"adaptive"``: ``ridge_share * epsilon`` pays
         for a Laplace release of the smallest eigenvalue of the scaled ``X^T X`` (sensitivity

@@ -110,7 +110,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._bounds import (
-    AUTO_MAX_SHARE,
+    AUTO_SHARE_LIMIT,
     DEFAULT_BOUNDS_SHARE,
     PublicBox,
     check_bounds_param,
@@ -277,7 +277,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         (:func:`dpreg._bounds.fit_bounds`); the model gets the rest, so the fit still costs
         ``epsilon``, reserved once. Unused with public bounds.
         ``"auto"`` grows with the number of private columns and falls with n (between 0.05 and
-        0.5; :func:`dpreg._bounds.bounds_epsilon`).
+        0.5, up to 0.6 when small data need it; :func:`dpreg._bounds.bounds_epsilon`).
 
     Attributes
     ----------
@@ -446,7 +446,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             )
         bounds_X = self._bounds_X()
         share_b = check_fit_share(self.bounds_share)
-        share_b = AUTO_MAX_SHARE if isinstance(share_b, str) else share_b  # the largest "auto"
+        share_b = AUTO_SHARE_LIMIT if isinstance(share_b, str) else share_b  # largest "auto"
         private = check_bounds_param(bounds_X, 1, "bounds_X") if isinstance(bounds_X, str) else 0
         # Public: the smallest budget that reaches a noise scale or gamma (both ~ 1/budget).
         per_problem = epsilon * (1.0 - share_b) if private else epsilon
