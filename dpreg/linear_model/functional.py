@@ -504,6 +504,10 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
     ``float_sum_error_bound(n, 1, products=True)`` per coordinate (any summation order), so
     with the public ``n`` each sensitivity is inflated by that error
     (:func:`dpreg.noise._grid.inflate_sensitivity`) -- a relative change of about ``n * 1e-16``.
+
+    ``T`` may carry leading batch axes (``(..., dim)``): every row gets an independent draw of
+    the same noise law. The release uses one row; the bootstrap of ``_inference`` draws its
+    noise replicates in one call this way.
     """
     from ..noise import (  # noqa: PLC0415
         GaussianMechanism,
@@ -533,21 +537,21 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
             inflated(l2_sensitivity(p, fi, k), L2Ball(d)),
             rng,
         )
-        return np.asarray(mech.randomise(T), dtype=float).reshape(d)
+        return np.asarray(mech.randomise(T), dtype=float).reshape(T.shape)
     if plan.release == "blocks":
-        out = np.empty(d)
+        out = np.empty(T.shape)
         g = layout.d_gram
         s = plan.split
-        out[:g] = KNormMechanism(
+        out[..., :g] = KNormMechanism(
             "linf", g, inflated(linf_sensitivity(p, fi), LinfBall(g)), s * epsilon, random_state=rng
-        ).randomise(T[:g])
-        out[g:] = KNormMechanism(
+        ).randomise(T[..., :g])
+        out[..., g:] = KNormMechanism(
             "linf",
             d - g,
             inflated(linf_sensitivity(p, fi), LinfBall(d - g)),
             (1 - s) * epsilon,
             random_state=rng,
-        ).randomise(T[g:])
+        ).randomise(T[..., g:])
         return out
     norm = plan.norm
     if isinstance(norm, (str, float)):  # a named norm or an lr norm
