@@ -571,7 +571,12 @@ def solve_normal_equations(gram, xty, postprocess="psd", lam=0.0, fit_intercept=
     symmetrised Gram are raised to at least ``lam`` (a projection onto ``{G >= lam I}`` in
     Frobenius norm), then solved. ``"ridge"``: ``(gram + lam D)^{-1} xty`` with D the identity
     except 0 for the intercept, falling back to the pseudo-inverse if still singular.
+
+    ``"psd"`` also solves a stack at once: ``gram`` ``(B, q, q)`` and ``xty`` ``(B, q)``
+    give ``(B, q)``, each row as if solved alone (the bootstrap of ``_inference``).
     """
+    if np.ndim(gram) == 3 and postprocess == "psd":
+        return _psd_solve_stack(np.asarray(gram, dtype=float), np.asarray(xty, dtype=float), lam)
     gram = 0.5 * (gram + gram.T)
     if postprocess == "none" or lam <= 0 and postprocess == "ridge":
         return np.linalg.pinv(gram, hermitian=True) @ xty
@@ -590,6 +595,14 @@ def solve_normal_equations(gram, xty, postprocess="psd", lam=0.0, fit_intercept=
         except np.linalg.LinAlgError:
             return np.linalg.pinv(A, hermitian=True) @ xty
     raise ValueError(f"postprocess must be one of {list(POSTPROCESS)}, got {postprocess!r}.")
+
+
+def _psd_solve_stack(gram, xty, lam):
+    """The ``"psd"`` solve of :func:`solve_normal_equations` for each of a stack of systems."""
+    w, V = np.linalg.eigh(0.5 * (gram + np.swapaxes(gram, 1, 2)))
+    top = np.maximum(np.max(np.abs(w), axis=1, keepdims=True), 1.0)
+    w = np.maximum(w, np.maximum(lam, 1e-12 * top))
+    return np.einsum("bij,bj->bi", V, np.einsum("bji,bj->bi", V, xty) / w)
 
 
 # ---------------------------------------------------------------------------------------------
