@@ -552,6 +552,10 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
     ``float_sum_error_bound(n, 1, products=True)`` per coordinate (any summation order), so
     with the public ``n`` each sensitivity is inflated by that error
     (:func:`dpreg.noise._grid.inflate_sensitivity`) -- a relative change of about ``n * 1e-16``.
+
+    ``T`` may carry leading batch axes (``(..., dim)``): every row gets an independent draw of
+    the same noise law. The release uses one row; the bootstrap of ``_inference`` draws its
+    noise replicates in one call this way.
     """
     from ..noise import (  # noqa: PLC0415
         GaussianMechanism,
@@ -581,21 +585,21 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
             inflated(l2_sensitivity(p, fi, k), L2Ball(d)),
             rng,
         )
-        return np.asarray(mech.randomise(T), dtype=float).reshape(d)
+        return np.asarray(mech.randomise(T), dtype=float).reshape(T.shape)
     if plan.release == "blocks":
-        out = np.empty(d)
+        out = np.empty(T.shape)
         g = layout.d_gram
         s = plan.split
-        out[:g] = KNormMechanism(
+        out[..., :g] = KNormMechanism(
             "linf", g, inflated(linf_sensitivity(p, fi), LinfBall(g)), s * epsilon, random_state=rng
-        ).randomise(T[:g])
-        out[g:] = KNormMechanism(
+        ).randomise(T[..., :g])
+        out[..., g:] = KNormMechanism(
             "linf",
             d - g,
             inflated(linf_sensitivity(p, fi), LinfBall(d - g)),
             (1 - s) * epsilon,
             random_state=rng,
-        ).randomise(T[g:])
+        ).randomise(T[..., g:])
         return out
     norm = plan.norm
     if isinstance(norm, (str, float)):  # a named norm or an lr norm
@@ -615,7 +619,12 @@ def solve_normal_equations(gram, xty, postprocess="psd", lam=0.0, fit_intercept=
     symmetrised Gram are raised to at least ``lam`` (a projection onto ``{G >= lam I}`` in
     Frobenius norm), then solved. ``"ridge"``: ``(gram + lam D)^{-1} xty`` with D the identity
     except 0 for the intercept, falling back to the pseudo-inverse if still singular.
+
+    ``"psd"`` also solves a stack at once: ``gram`` ``(B, q, q)`` and ``xty`` ``(B, q)``
+    give ``(B, q)``, each row as if solved alone (the bootstrap of ``_inference``).
     """
+    if np.ndim(gram) == 3 and postprocess == "psd":
+        return _psd_solve_stack(np.asarray(gram, dtype=float), np.asarray(xty, dtype=float), lam)
     gram = 0.5 * (gram + gram.T)
     if postprocess == "none" or lam <= 0 and postprocess == "ridge":
         return np.linalg.pinv(gram, hermitian=True) @ xty
@@ -634,6 +643,14 @@ def solve_normal_equations(gram, xty, postprocess="psd", lam=0.0, fit_intercept=
         except np.linalg.LinAlgError:
             return np.linalg.pinv(A, hermitian=True) @ xty
     raise ValueError(f"postprocess must be one of {list(POSTPROCESS)}, got {postprocess!r}.")
+
+
+def _psd_solve_stack(gram, xty, lam):
+    """The ``"psd"`` solve of :func:`solve_normal_equations` for each of a stack of systems."""
+    w, V = np.linalg.eigh(0.5 * (gram + np.swapaxes(gram, 1, 2)))
+    top = np.maximum(np.max(np.abs(w), axis=1, keepdims=True), 1.0)
+    w = np.maximum(w, np.maximum(lam, 1e-12 * top))
+    return np.einsum("bij,bj->bi", V, np.einsum("bji,bj->bi", V, xty) / w)
 
 
 # ---------------------------------------------------------------------------------------------
