@@ -67,7 +67,8 @@ def test_public_scale_coverage_one_cell():
 @pytest.mark.parametrize("n, eps", [(1000, 4.0), (10000, 1.0), (100000, 4.0)])
 def test_public_scale_coverage_cells(n, eps):
     cov, control, widths, c = coverage_run(n, eps, reps=300, seed=12)
-    assert np.all((cov >= 0.925) & (cov <= 0.975)), cov  # 2 MC sds around 0.95
+    # about 3 MC sds (0.0126 at 300 data sets) around 0.95: six coverages are checked
+    assert np.all((cov >= 0.915) & (cov <= 0.985)), cov
     ratio = widths / asymptotic_width(n, c)
     assert np.all(ratio <= 1.3), ratio
 
