@@ -89,34 +89,73 @@ def logistic_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID):
 
 MEDIAN_TRUTH = np.array([3.0, -1.0])
 MEDIAN_NAMES = ["x1", "x2"]
+#: The public scale a user who knows the data's standard deviations passes (``scale=``).
+MEDIAN_PUBLIC_SCALE = np.array([1.0, 1.0])
+#: The two configurations scored in every cell: the default (data-derived MAD) scale and
+#: the public scale.
+MEDIAN_CONFIGS = ("default", "public")
 
 
-def median_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID):
-    """As the other cells; a failed PTR test (nothing released) is counted, not scored."""
+def median_fit(X, epsilon, config, rng):
+    """The fit a user would run for intervals: ``norm="linf"``, default or public scale."""
     from dpreg import PrivateProjectionMedian  # noqa: PLC0415
-    from dpreg.exceptions import PTRTestFailedError  # noqa: PLC0415
 
-    rng = np.random.default_rng(seed)
-    out = {eps: ([], [], 0) for eps in eps_grid}
-    for _ in range(reps):
+    scale = "mad" if config == "default" else MEDIAN_PUBLIC_SCALE
+    return PrivateProjectionMedian(epsilon=epsilon, norm="linf", scale=scale, random_state=rng)
+
+
+def median_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, configs=MEDIAN_CONFIGS, start=0):
+    """``{(config, epsilon): cell}`` over ``reps`` data sets ``x ~ N((3, -1), I_2)``; data set
+    ``i`` has its own stream ``default_rng([seed, i])`` (chunks concatenate). Each config is
+    fitted with ``(1 - SHARE) epsilon`` and ``release_scale`` gets ``SHARE epsilon``, so every
+    interval spends exactly epsilon. A cell holds the released ``est`` (k, 2) and ``ci``
+    (k, 2, 2), the number of data sets whose private test failed (``failed``: nothing
+    released, counted and never dropped), the public inverse temperature ``c`` of the release
+    and the released standard errors of the median ``median_sd`` (k, 2)."""
+    from dpreg.exceptions import PTRTestFailedError  # noqa: PLC0415
+    from dpreg.location._inference import inverse_temperature  # noqa: PLC0415
+
+    keys = [(cfg, eps) for cfg in configs for eps in eps_grid]
+    out = {key: dict(est=[], ci=[], median_sd=[], failed=0, c=None) for key in keys}
+    for i in range(start, start + reps):
+        rng = np.random.default_rng([seed, i])
         X = rng.standard_normal((n, 2)) + MEDIAN_TRUTH
-        for eps in eps_grid:
-            est, cis, failed = out[eps]
-            model = PrivateProjectionMedian(
-                epsilon=(1 - SHARE) * eps, norm="linf", random_state=rng
-            )
+        for cfg, eps in keys:
+            cell = out[cfg, eps]
+            model = median_fit(X, (1 - SHARE) * eps, cfg, rng)
             try:
                 model.fit(X)
-            except PTRTestFailedError:
-                out[eps] = (est, cis, failed + 1)
+            except PTRTestFailedError:  # includes PTRInfeasibleError (refused before spending)
+                cell["failed"] += 1
                 continue
             model.release_scale(X, SHARE * eps, random_state=rng)
-            est.append(model.location_.copy())
-            cis.append(model.conf_int(0.05, n_boot=n_boot))
-    return {
-        eps: (np.array(a).reshape(-1, 2), np.array(b).reshape(-1, 2, 2), f)
-        for eps, (a, b, f) in out.items()
-    }
+            cell["c"] = inverse_temperature(model)
+            cell["est"].append(model.location_.copy())
+            cell["ci"].append(model.conf_int(0.05, n_boot=n_boot))
+            cell["median_sd"].append(model.inference_release_.median_sd.copy())
+    for cell in out.values():
+        cell["est"] = np.array(cell["est"]).reshape(-1, 2)
+        cell["ci"] = np.array(cell["ci"]).reshape(-1, 2, 2)
+        cell["median_sd"] = np.array(cell["median_sd"]).reshape(-1, 2)
+    return out
+
+
+#: Population values of N(0, 1): the MAD (= the IQR / 2) and the sparsity 1 / f(0).
+NORMAL_MAD = 0.6744897501960817
+NORMAL_SPARSITY = float(np.sqrt(2.0 * np.pi))
+
+
+def median_asymptotic(n, c, config, size, rng):
+    """``size`` draws of the asymptotic law of the released median on this model:
+    ``m + N(0, 2 pi / (4 n)) + sigma * R U``, ``R ~ Gamma(3, 1/c)``, ``U ~ U[-1, 1]^2``
+    with the population scale ``sigma`` (MAD of N(0, 1), or the public scale 1). The noise
+    part is the exact release law; only the median's normal law is asymptotic. An oracle
+    without the Monte Carlo noise of a few hundred data sets."""
+    sigma = np.full(2, NORMAL_MAD) if config == "default" else MEDIAN_PUBLIC_SCALE
+    sd = NORMAL_SPARSITY / (2.0 * np.sqrt(n))
+    R = rng.gamma(3.0, 1.0 / c, size=(size, 1))
+    U = rng.uniform(-1.0, 1.0, size=(size, 2))
+    return MEDIAN_TRUTH + sd * rng.standard_normal((size, 2)) + sigma * R * U
 
 
 KNG_BETA = np.array([1.0, 2.0, -1.0])  # intercept first; the median of y given x

@@ -182,28 +182,129 @@ def run_logistic(quick: bool = False) -> pd.DataFrame:
     return df
 
 
-def run_median(quick: bool = False) -> pd.DataFrame:
-    reps = {1000: 10, 10000: 15, 100000: 8} if quick else {1000: 60, 10000: 60, 100000: 30}
+MEDIAN_REPS = {1000: 300, 10000: 300, 100000: 300}
+
+
+def run_median(quick: bool = False, reps=None) -> pd.DataFrame:
+    """Every cell twice: the default (data-derived) scale and the public scale
+    (``_inference_cells.median_cells``); a cell whose private test failed in every data set
+    is a row with ``reps = 0`` and its ``ptr_failed`` count, never dropped."""
+    reps = reps or ({1000: 10, 10000: 10, 100000: 4} if quick else MEDIAN_REPS)
     rows = []
     for i, n in enumerate(N_GRID):
         cells = cells_mod.median_cells(n, reps[n], 1000, seed=3000 + i)
-        for eps, (est, ci, failed) in cells.items():
-            if len(est) >= 2:
-                new = score(
-                    n, eps, est, ci, cells_mod.MEDIAN_TRUTH, cells_mod.MEDIAN_NAMES, "median"
-                )
-            else:  # the private test failed (nearly) every time: nothing to score
-                new = [
-                    dict(estimator="median", n=n, epsilon=eps, param=p, reps=len(est))
-                    for p in cells_mod.MEDIAN_NAMES
-                ]
-            for r in new:
-                r["ptr_failed"] = failed
-            rows += new
+        rows += median_rows(n, reps[n], cells, seed=3000 + i)
     df = pd.DataFrame(rows)
-    print(summary(df))
-    save(df, "inference_median", _figure(df), quick=quick)
+    print(median_summary(df))
+    save(df, "inference_median", _median_figure(df), quick=quick)
     return df
+
+
+def median_rows(n, attempts, cells, seed, n_asym=200_000):
+    """Scored rows of one n: per (scale, epsilon, param) the private-test failure rate, the
+    coverage with its Monte Carlo sd ``sqrt(p (1 - p) / reps)``, and the mean width against
+    two oracles: the simulated one (2.5-97.5 % range of the released estimates) and the
+    asymptotic law (``_inference_cells.median_asymptotic``, exact release law given the
+    population scale, normal median, ``n_asym`` draws). ``sd_ratio``: mean released standard
+    error of the median over the true ``sqrt(2 pi / (4 n))``."""
+    rng = np.random.default_rng(seed + 10**6)
+    true_sd = cells_mod.NORMAL_SPARSITY / (2.0 * np.sqrt(n))
+    rows = []
+    for (config, eps), cell in cells.items():
+        est, ci = cell["est"], cell["ci"]
+        base = dict(estimator="median", scale=config, n=n, epsilon=eps, attempts=attempts)
+        base |= dict(ptr_failed=cell["failed"], ptr_fail_rate=cell["failed"] / attempts)
+        if len(est) < 2:  # the private test failed (nearly) every time: nothing to score
+            rows += [base | dict(param=p, reps=len(est)) for p in cells_mod.MEDIAN_NAMES]
+            continue
+        new = score(n, eps, est, ci, cells_mod.MEDIAN_TRUTH, cells_mod.MEDIAN_NAMES, "median")
+        asym = cells_mod.median_asymptotic(n, cell["c"], config, n_asym, rng)
+        lo, hi = np.quantile(asym, [0.025, 0.975], axis=0)
+        for j, r in enumerate(new):
+            r.update(base)
+            p = r["coverage"]
+            r["coverage_mc_sd"] = float(np.sqrt(p * (1 - p) / r["reps"]))
+            r["oracle_width_asym"] = hi[j] - lo[j]
+            r["width_ratio_asym"] = r["mean_width"] / (hi[j] - lo[j])
+            r["sd_ratio"] = float(cell["median_sd"][:, j].mean() / true_sd)
+        rows += new
+    return rows
+
+
+def median_oracle_noise(n, epsilon, reps, config="default", draws=400, seed=0):
+    """How far the simulated oracle of ``reps`` data sets strays: 5/50/95 % quantiles, over
+    ``draws`` repetitions, of the 2.5-97.5 % range of ``reps`` draws of the asymptotic law
+    (``_inference_cells.median_asymptotic``) over that law's own range, for the cell's
+    public inverse temperature (the fit gets ``(1 - SHARE) epsilon``)."""
+    from dpreg.location.projection_median import (  # noqa: PLC0415
+        choose_split,
+        default_delta,
+        release_inverse_temperature,  # noqa: PLC0415
+    )
+
+    eps = (1.0 - cells_mod.SHARE) * epsilon
+    delta = default_delta(n)
+    kind = "mad" if config == "default" else "public"
+    tau = "auto" if config == "default" else 0.0
+    frac, _, eta = choose_split(n, 2, eps, delta, kind, tau)
+    c = release_inverse_temperature(eps, delta, eta, frac)
+    rng = np.random.default_rng(seed)
+    lo, hi = np.quantile(cells_mod.median_asymptotic(n, c, config, 400_000, rng), [0.025, 0.975], 0)
+    ratios = [
+        np.subtract(
+            *np.quantile(cells_mod.median_asymptotic(n, c, config, reps, rng), [0.975, 0.025], 0)
+        )
+        / (hi - lo)
+        for _ in range(draws)
+    ]
+    return c, np.quantile(np.ravel(ratios), [0.05, 0.5, 0.95])
+
+
+def median_summary(df) -> str:
+    lines = [
+        "| scale | n | epsilon | PTR failed | coverage x1 / x2 (MC sd) | width ratio simulated"
+        " / asymptotic oracle |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (scale, n, eps), g in df.groupby(["scale", "n", "epsilon"], sort=False):
+        failed = f"{g.ptr_failed.iloc[0]}/{g.attempts.iloc[0]}"
+        if g.coverage.isna().all():
+            lines.append(f"| {scale} | {n:.0e} | {eps:g} | {failed} | nothing released | - |")
+            continue
+        cov = " / ".join(f"{v:.3f}" for v in g.coverage)
+        cov += f" ({g.coverage_mc_sd.max():.3f})"
+        wr = " / ".join(f"{v:.2f}" for v in g.width_ratio)
+        wr += "; " + " / ".join(f"{v:.2f}" for v in g.width_ratio_asym)
+        lines.append(f"| {scale} | {n:.0e} | {eps:g} | {failed} | {cov} | {wr} |")
+    return "\n".join(lines)
+
+
+def _median_figure(df):
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
+    styles = {"default": "o-", "public": "s--"}
+    for (scale, n, param), g in df.groupby(["scale", "n", "param"]):
+        label = f"{scale} n={n:.0e} {param}"
+        axes[0].plot(g.epsilon, g.coverage, styles[scale], ms=3, label=label)
+        axes[1].plot(g.epsilon, g.width_ratio_asym, styles[scale], ms=3)
+    for (scale, n), g in df[df.param == df.param.iloc[0]].groupby(["scale", "n"]):
+        axes[2].plot(g.epsilon, g.ptr_fail_rate, styles[scale], ms=3, label=f"{scale} n={n:.0e}")
+    axes[0].axhspan(0.93, 0.97, color="0.9")
+    axes[0].set(xscale="log", xlabel="epsilon", ylabel="coverage of 95% intervals")
+    axes[1].axhline(1.3, color="0.5", ls="--")
+    axes[1].set(xscale="log", xlabel="epsilon", ylabel="mean width / asymptotic oracle width")
+    axes[2].set(xscale="log", xlabel="epsilon", ylabel="private test failure rate")
+    for ax in axes:  # label the grid's epsilons only (the log axis' minor labels overlap)
+        ax.set_xticks(EPS_GRID, [f"{e:g}" for e in EPS_GRID])
+        ax.minorticks_off()
+    axes[0].legend(fontsize=5, ncol=2)
+    axes[2].legend(fontsize=6)
+    fig.suptitle("PrivateProjectionMedian(norm='linf'): missing points = nothing released")
+    return fig
 
 
 def kng_rows(n, reps, seed, n_asym=200_000, full_fits=True):

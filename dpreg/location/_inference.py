@@ -1,19 +1,28 @@
 r"""Private inference for :class:`~dpreg.PrivateProjectionMedian` with axis directions.
 
 With ``norm="linf"`` the outlyingness is ``O_D(x) = max_j |x_j - mu_j| / sigma_j`` (``mu_j``
-the coordinate median, ``sigma_j`` its MAD or IQR), so the release ``x~ ∝ exp(-c O_D(x))``
-is, *exactly*,
+the coordinate median, ``sigma_j`` its MAD or IQR, or the user's public scale ``s_j``), so
+the release ``x~ ∝ exp(-c O_D(x))`` is, *exactly*,
 
     x~ = mu + sigma * (R U),   R ~ Gamma(d + 1, 1/c),   U ~ Uniform[-1, 1]^d,
 
-with ``c`` public. The law of ``x~ - mu`` is known up to the scales ``sigma_j``, and ``mu_j``
-(the sample median) is asymptotically ``N(m_j, 1 / (4 f_j(m_j)^2 n))``. Both unknowns come
-from one declared and charged release of four private quantiles per coordinate
-(:func:`release_scale`): the quartiles give ``sigma_j`` and two quantiles at ``1/2 +- a``
-(``a = z / (2 sqrt(n))``) give the standard deviation of the median without a density
-model, ``(Q(1/2 + a) - Q(1/2 - a)) / (2 z)``. Each level is moved outwards by the typical
-rank error of the private quantile, so their noise widens rather than narrows the interval.
-Derivation and assumptions: ``docs/inference.md``.
+with ``c`` public. ``mu_j`` (the sample median) is asymptotically ``N(m_j, 1 / (4 f_j(m_j)^2
+n))``. The unknowns come from one declared and charged release of private quantiles per
+coordinate (:func:`release_scale`):
+
+* two quantiles at ``1/2 +- a`` give the standard deviation of the median without a density
+  model, ``(Q(1/2 + a) - Q(1/2 - a)) / (4 a sqrt(n))`` (a difference quotient of the
+  quantile function). The bandwidth ``a = max(z / (2 sqrt(n)), 10 k / n)`` (``k`` the mean
+  absolute rank error of one private quantile) spans at least the median's own sampling
+  window (+-z of its standard deviations) and makes the relative rank noise of the quotient
+  at most 0.1 (it is mean-zero: no inflation);
+* with a data-derived scale (``scale="mad"``/``"iqr"``) the quartiles (moved outwards
+  likewise) give ``sigma_j``; with a **public** scale ``sigma_j = s_j`` is known exactly and
+  only the two median quantiles are released (on a public window in units of ``s_j``).
+
+The interval with ``trim_scale`` is refused: the trimmed mean's law needs the variance of the
+kept rows (a further release) and how the first stage's error leaks through the trimming
+window, neither derived. Derivation and assumptions: ``docs/inference.md``.
 """
 
 from __future__ import annotations
@@ -27,9 +36,23 @@ import numpy as np
 from .._validation import check_epsilon, check_random_state
 
 DEFAULT_N_BOOT = 2000
-#: Half-width, in standard deviations of the median, of the order-statistic spread used for
-#: the median's standard error (larger z: less noise, more curvature bias).
+#: The median pair's bandwidth ``a`` (in quantile level) is at least ``Z_SPREAD`` standard
+#: deviations of the median, ``Z_SPREAD / (2 sqrt(n))``: the density that matters for the
+#: median's law is the one in that window (a fixed bandwidth of 0.1 made the interval of the
+#: dip density 0.5 N(-1.5, 1) + 0.5 N(1.5, 1) at n = 2e4 0.96-0.995 times the noise-free
+#: asymptotic one). It is also at least ``RANK_NOISE_FACTOR k / n`` so that the rank noise of
+#: the two quantiles (each Laplace with scale k, their difference sd 2k, the spread 2 a n
+#: ranks) moves the quotient by a relative sd ``k / (a n)`` of at most 0.1; it is capped at
+#: ``MAX_SPREAD``. Session 5 instead
+#: moved the levels out by k/n at a = Z_SPREAD / (2 sqrt(n)) and kept the nominal divisor,
+#: which inflated the standard error by ``1 + k / (a n)`` (1.25x at n = 1e5, epsilon = 1).
 Z_SPREAD = 4.0
+RANK_NOISE_FACTOR = 10.0
+MAX_SPREAD = 0.25
+#: Public-scale path: the quantiles are released on ``[-w, w]`` in units of ``s_j`` around the
+#: released centre, ``w = WINDOW + 4 (d + 1) / c`` (``4 (d+1)/c`` bounds the centre's own
+#: noise ``R`` except with probability < 1e-3 at d <= 10: ``R ~ Gamma(d + 1, 1/c)``).
+WINDOW = 8.0
 
 
 @dataclass
@@ -43,27 +66,37 @@ class ScaleRelease:
     epsilon: float
     n: int
     location: np.ndarray
+    public_scale: bool = False
 
 
 def quantile_levels(n, epsilon_each):
-    """Public levels: quartiles and ``1/2 +- a``, each moved outwards by ``k/n`` with
-    ``k = 2 / epsilon_each``, the mean absolute rank error of a KNG quantile."""
+    """Public levels ``[1/4 - k/n, 1/2 - a, 1/2 + a, 3/4 + k/n]`` and ``a``.
+
+    ``k = 2 / epsilon_each`` is the mean absolute rank error of a KNG quantile (its rank error
+    is Laplace with scale k). The quartiles are moved outwards by ``k/n`` so that their noise
+    enlarges the released scale rather than shrinking it; the median pair is not moved (its
+    quotient divides by the released distance ``2a``, see the module constants)."""
     k = 2.0 / epsilon_each
-    a = min(Z_SPREAD / (2.0 * math.sqrt(n)), 0.2)
-    shift = k / n
-    lv = np.array([0.25 - shift, 0.5 - a - shift, 0.5 + a + shift, 0.75 + shift])
+    a = min(max(Z_SPREAD / (2.0 * math.sqrt(n)), RANK_NOISE_FACTOR * k / n), MAX_SPREAD)
+    lv = np.array([0.25 - k / n, 0.5 - a, 0.5 + a, 0.75 + k / n])
     return np.clip(lv, 0.0, 1.0), a
+
+
+def median_sd_from(q_low, q_high, a, n):
+    """``(Q(1/2 + a) - Q(1/2 - a)) / (4 a sqrt(n))``: ``Q(1/2 + a) - Q(1/2 - a) ~ 2 a / f(m)``
+    and the median's standard deviation is ``1 / (2 f(m) sqrt(n))``."""
+    return (q_high - q_low) / (4.0 * a * math.sqrt(n))
 
 
 def _check_axis(estimator):
     from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415
 
     check_is_fitted(estimator, "location_")
-    if hasattr(estimator, "median_location_") or hasattr(estimator, "public_scale_"):
+    if hasattr(estimator, "median_location_"):
         raise ValueError(
             "private inference for PrivateProjectionMedian is derived for the projection "
-            "median with its MAD/IQR scales; this fit used trim_scale (trimmed means) or a "
-            "public scale, whose laws differ."
+            "median (data-derived or public scale); this fit used trim_scale (trimmed means), "
+            "whose law is not derived (docs/inference.md)."
         )
     U = estimator.directions_
     if U.shape[0] != U.shape[1] or not np.array_equal(U, np.eye(U.shape[1])):
@@ -82,11 +115,14 @@ def release_scale(
     candidate_range=(-1e9, 1e9),
     asinh_scale=1.0,
 ):
-    """Release four quantiles per coordinate of ``X - location_`` (exact KNG, asinh measure).
+    """Release private quantiles per coordinate of ``X - location_`` (exact KNG).
 
-    Everything is validated and ``epsilon`` reserved (the estimator's accountant when
-    ``accountant`` is None) before the data are used; ``epsilon`` is split equally over the
-    ``4 d`` quantiles (basic composition).
+    Data-derived scale: four quantiles (quartiles and the median pair) on
+    ``candidate_range`` with the asinh measure. Public scale ``s``: only the median pair, on
+    the public window ``[-w s_j, w s_j]`` (:data:`WINDOW`) with the uniform measure
+    (``candidate_range``/``asinh_scale`` are then unused). Everything is validated and
+    ``epsilon`` reserved (the estimator's accountant when ``accountant`` is None) before the
+    data are used; ``epsilon`` is split equally over the quantiles (basic composition).
     """
     from sklearn.utils.validation import validate_data  # noqa: PLC0415
 
@@ -102,28 +138,47 @@ def release_scale(
     accountant.check(epsilon, 0.0)
     X = validate_data(estimator, X, reset=False, dtype=np.float64)
     n, d = X.shape
-    eps_each = epsilon / (4 * d)
+    public = getattr(estimator, "public_scale_", None)
+    n_levels = 4 if public is None else 2
+    eps_each = epsilon / (n_levels * d)
     levels, a = quantile_levels(n, eps_each)
+    if public is not None:
+        levels = levels[1:3]
+        width = WINDOW + 4.0 * (d + 1) / inverse_temperature(estimator)
     rng = check_random_state(random_state)
     accountant.spend(epsilon, 0.0)  # reserve before the data are used
-    Q = np.empty((4, d))
+    Q = np.empty((n_levels, d))
     with np.errstate(over="ignore", invalid="ignore"):
         # the centre is public (released); clipping into the public candidate range keeps
         # every value finite (x - centre can overflow) and changes no quantile inside it
         centred = np.clip(X - estimator.location_, lo, hi)
     for j in range(d):
-        Q[:, j] = private_quantile_draws(centred[:, j], levels, eps_each, lo, hi, "asinh", s, rng)
+        if public is None:
+            Q[:, j] = private_quantile_draws(
+                centred[:, j], levels, eps_each, lo, hi, "asinh", s, rng
+            )
+        else:  # in units of s_j on the public window (clipping is part of the mechanism)
+            with np.errstate(over="ignore", invalid="ignore"):
+                z = np.clip(centred[:, j] / public[j], -width, width)
+            draws = private_quantile_draws(z, levels, eps_each, -width, width, "uniform", 1, rng)
+            Q[:, j] = public[j] * draws
     Q = np.sort(Q, axis=0)  # monotone rearrangement (post-processing)
-    iqr = Q[3] - Q[0]
-    sigma = iqr if estimator.scale == "iqr" else 0.5 * iqr
+    if public is None:
+        iqr = Q[3] - Q[0]
+        sigma = iqr if estimator.scale == "iqr" else 0.5 * iqr
+        pair = Q[1], Q[2]
+    else:
+        sigma = np.asarray(public, dtype=float).copy()
+        pair = Q[0], Q[1]
     estimator.inference_release_ = ScaleRelease(
         levels=levels,
         quantiles=Q + estimator.location_,
         sigma=sigma,
-        median_sd=(Q[2] - Q[1]) / (2.0 * Z_SPREAD),
+        median_sd=median_sd_from(*pair, a, n),
         epsilon=epsilon,
         n=n,
         location=estimator.location_,
+        public_scale=public is not None,
     )
     return estimator
 
@@ -215,10 +270,10 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     info = {
         "n": rel.n,
         "epsilon spent": f"{estimator.epsilon_ + rel.epsilon:g} (fit {estimator.epsilon_:g}, "
-        f"scales {rel.epsilon:g})",
+        f"{'median se' if rel.public_scale else 'scales'} {rel.epsilon:g})",
         "delta spent": f"{estimator.delta_:g}",
         "mechanism": f"PTR + exp(-c O), c={inverse_temperature(estimator):.4g}, "
-        f"scale={estimator.scale}",
+        + ("public scale" if rel.public_scale else f"scale={estimator.scale}"),
         "norm": "linf (axis directions)",
         "interval": f"basic parametric bootstrap, {n_boot} draws",
     }

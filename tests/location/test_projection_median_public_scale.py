@@ -112,12 +112,19 @@ def test_invalid_public_scale_raises_before_spending(scale):
     assert acc.spent == (0.0, 0.0)
 
 
-def test_public_scale_refuses_inference_before_spending():
+def test_trimmed_fit_refuses_inference_before_spending():
+    """A public scale has intervals (tests/location/test_inference_median_public_scale.py);
+    the trimmed-mean stage's law is not derived, so its release_scale is refused unspent."""
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
     X = np.random.default_rng(0).standard_normal((3000, 2))
     est = PrivateProjectionMedian(
-        epsilon=4.0, norm="linf", scale=[1.0, 1.0], accountant=acc, random_state=0
+        epsilon=4.0,
+        norm="linf",
+        scale=[1.0, 1.0],
+        trim_scale=[1.0, 1.0],
+        accountant=acc,
+        random_state=0,
     ).fit(X)
-    with pytest.raises(ValueError, match="public scale"):
+    with pytest.raises(ValueError, match="trim_scale"):
         est.release_scale(X, 1.0)
     assert len(acc) == 1
