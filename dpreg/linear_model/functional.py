@@ -1222,7 +1222,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     def conf_int(self, alpha=0.05, n_boot=1000):
         """``(1 - alpha)`` intervals for ``[intercept, coef...]``; no extra budget.
 
-        Basic parametric bootstrap from the released statistics (``docs/inference.md``).
+        Parametric bootstrap from the released statistics, seeded by the release: the
+        bias-aware hull of the basic interval and the uncorrected one
+        (:func:`dpreg.linear_model._inference.bias_aware_interval`, ``docs/inference.md``).
         Returns an array of shape ``(n_params, 2)``, or a DataFrame indexed by ``"const"``
         and the feature names when ``fit`` saw column names.
         """
