@@ -35,6 +35,7 @@ from ._inference import (
     check_n_boot,
     interval_output,
     param_names,
+    release_seed,
     se_output,
     summary_frame,
 )
@@ -306,13 +307,34 @@ def poorly_determined(rel):
     return bool(lam <= 5.0 * float(np.sqrt(np.sum(rel.entry_sd**2))))
 
 
+def released_values(estimator, rel):
+    """The public quantities that seed the bootstrap: the released parameter ``theta_``, the
+    released Hessian with its ``n`` and epsilon, and the fit's public budget.
+
+    A fixed seed (0) made every release reuse the same Monte Carlo draws, so their error was
+    common to all intervals instead of averaging out (up to +-5 % width per coordinate at
+    B = 1000; docs/inference.md, "One seed per release"). Only released values enter the
+    hash, so seeding is post-processing.
+    """
+    return (
+        estimator.theta_,
+        rel.hessian,
+        rel.n,
+        rel.epsilon,
+        rel.sensitivity,
+        estimator.epsilon_per_problem_,
+        estimator.amp_epsilon_,
+    )
+
+
 def _draws(estimator, n_boot):
     n_boot = check_n_boot(n_boot)
     rel = _release(estimator)
     cache = getattr(estimator, "_inference_cache", None)
     if cache is None or cache[0] is not rel or cache[1] != n_boot:
-        # a fixed seed: the intervals are a deterministic function of the releases
-        cache = (rel, n_boot, bootstrap(estimator, n_boot, random_state=0))
+        # seeded by the releases: deterministic for one release, independent across releases
+        seed = release_seed(*released_values(estimator, rel))
+        cache = (rel, n_boot, bootstrap(estimator, n_boot, random_state=seed))
         estimator._inference_cache = cache
     if poorly_determined(rel):
         warnings.warn(
