@@ -169,9 +169,10 @@ def run_logistic(quick: bool = False) -> pd.DataFrame:
     reps = {1000: 30, 10000: 30, 100000: 10} if quick else dict.fromkeys(N_GRID, 400)
     rows = []
     for i, n in enumerate(N_GRID):
-        # the library's default 1000 draws: the bootstrap's seed is fixed, so with 300 draws
-        # its Monte Carlo error was common to every data set (widths 0.90-0.98 of a 10^4-draw
-        # interval at n >= 1e3; docs/inference.md) and biased the coverage low
+        # the library's default 1000 draws. Until session 7 the bootstrap's seed was fixed, so
+        # its Monte Carlo error was common to every data set (with 300 draws, widths 0.90-0.98
+        # of a 10^4-draw interval at n >= 1e3; docs/inference.md) and biased the coverage
+        # low; it is now seeded by each release, so that error averages out over data sets
         cells = cells_mod.logistic_cells(n, reps[n], 1000, seed=2000 + i)
         for eps, (est, ci, full, deshrunk) in cells.items():
             new = score(n, eps, est, ci, cells_mod.LOGIT_BETA, cells_mod.LOGIT_NAMES, "logistic")
