@@ -119,8 +119,8 @@ class LedgerStore:
         Returns ``(store, stored_budget, created)``. Creation is atomic: the ledger is built
         in a temporary file next to ``path`` and hard-linked into place, which fails if
         ``path`` exists, so concurrent creators agree on one ledger and no process ever sees
-        a half-written one. Opening an existing ledger migrates a version-1 file and checks
-        the totals against every row (O(n), once per opening).
+        a half-written one. Opening an existing ledger migrates a version-1 file or checks
+        the totals against every row (O(n), once per opening; not twice after a migration).
         """
         path = os.path.abspath(os.fspath(path))
         directory = os.path.dirname(path)
@@ -170,7 +170,8 @@ class LedgerStore:
             )
         store = cls(path, None, timeout, durable)
         with store._transaction() as (conn, meta, totals):
-            if store._row_totals(conn) != totals:
+            # a file migrated in this transaction has totals summed from its rows just now
+            if not meta.get("migrated") and store._row_totals(conn) != totals:
                 raise BudgetStoreError(
                     f"The totals stored in the ledger {path!r} disagree with its recorded "
                     "spends (the file was edited or damaged); refusing to use it."
@@ -231,6 +232,7 @@ class LedgerStore:
                 if meta["version"] == _V1:
                     self._migrate(conn)
                     meta["version"] = VERSION
+                    meta["migrated"] = True  # local flag: the totals were just summed from the rows
                 yield conn, meta, self._totals(conn)
                 conn.execute("COMMIT")
             except BaseException:
