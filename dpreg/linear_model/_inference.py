@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._random import release_seed  # its home is _random; this import keeps the old path
 from .._validation import check_random_state
 
 DEFAULT_N_BOOT = 1000
@@ -363,26 +364,6 @@ def _draws(estimator, n_boot):
 def released_values(ns):
     """The released quantities of a functional release that seed its bootstrap (all public)."""
     return (ns.gram, ns.xty, ns.yty, ns.n, ns.epsilon, ns.delta, ns.lam)
-
-
-def release_seed(*parts):
-    """A bootstrap seed hashed from released values (public, so this is post-processing).
-
-    ``parts`` are arrays or scalars (``None`` hashes as NaN) that a release made public; callers
-    must pass released quantities only, never private data. With one fixed seed every release
-    reused the same normal and noise draws, so their Monte Carlo error was common to all
-    intervals instead of averaging out: with 250 draws the fixed seed's draws of the first
-    slope had kurtosis -0.4 at every n and epsilon, and its quantile intervals under-covered
-    in every cell (docs/inference.md, "One seed per release"). Hashing the release keeps
-    ``conf_int`` a deterministic function of it. Shared by the functional and the logistic
-    intervals.
-    """
-    import hashlib  # noqa: PLC0415
-
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(np.asarray(part if part is not None else np.nan, dtype=float).tobytes())
-    return int.from_bytes(h.digest()[:8], "little")
 
 
 def _framed(estimator, values, columns):

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm as _normal
 
+from .._random import release_seed
 from .._validation import check_epsilon, check_random_state
 from ._inference import (
     Summary,
@@ -337,13 +338,37 @@ def warnings_for(fit, rel):
     return out
 
 
+def released_values(fit, rel):
+    """The public quantities that seed the bootstrap: the released parameter (scaled units)
+    with its K-norm scale, box and quantile level, the released Gram matrix, the released
+    residual quantiles with their public levels, ``n`` and the curvature budget.
+
+    A fixed seed (0) made every release reuse the same Monte Carlo draws, so their error was
+    common to all intervals instead of averaging out (docs/inference.md, "One seed per
+    release"). Only released values enter the hash, so seeding is post-processing.
+    """
+    return (
+        fit.theta,
+        fit.scale,
+        *fit.box,
+        fit.tau,
+        fit.n,
+        rel.gram.hessian,
+        rel.gram.epsilon,
+        rel.levels,
+        rel.quantiles,
+        rel.epsilon,
+    )
+
+
 def _draws(estimator, n_boot):
     n_boot = check_n_boot(n_boot)
     fit, rel = _release(estimator)
     cache = getattr(estimator, "_inference_cache", None)
     if cache is None or cache[0] is not rel or cache[1] != n_boot:
-        # a fixed seed: the intervals are a deterministic function of the releases
-        cache = (rel, n_boot, bootstrap(estimator, n_boot, random_state=0))
+        # seeded by the releases: deterministic for one release, independent across releases
+        seed = release_seed(*released_values(fit, rel))
+        cache = (rel, n_boot, bootstrap(estimator, n_boot, random_state=seed))
         estimator._inference_cache = cache
     problems = warnings_for(fit, rel)
     if problems:
