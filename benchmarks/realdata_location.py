@@ -153,8 +153,10 @@ def _private_median(X, eps, seed, **params):
         return None
 
 
-def _one_run(X, box, unit, n, run, eps_list):
-    """Estimates of every method on one half-sample: list of (method, epsilon, estimate)."""
+def _one_run(X, box, unit, n, run, eps_list, private_only=False):
+    """Estimates of every method on one half-sample: list of (method, epsilon, estimate).
+    ``private_only``: only ``dpreg private scale``, the CoinPress anchors and the
+    coordinatewise median (the same half-samples and CoinPress draws as a full run)."""
     rng = np.random.default_rng([run, 7])
     Xs = X[rng.choice(len(X), n, replace=False)]
     lower, upper = box
@@ -162,20 +164,21 @@ def _one_run(X, box, unit, n, run, eps_list):
     Xb = (Xs - mid) / half  # the public box mapped onto [-1, 1]^d (no privacy cost)
     delta = default_delta(n)
     U = make_directions("l2", X.shape[1], default_n_directions(X.shape[1], n), rng, n_samples=n)
-    fixed = {
-        "non-private coordinatewise median": np.median(Xs, axis=0),
-        "non-private mean": Xs.mean(axis=0),
-        "non-private projection median": mid + half * projection_median(Xb, U),
-        "non-private projection median (raw units)": projection_median(Xs, U),
-    }
+    fixed = {"non-private coordinatewise median": np.median(Xs, axis=0)}
+    if not private_only:
+        fixed["non-private mean"] = Xs.mean(axis=0)
+        fixed["non-private projection median"] = mid + half * projection_median(Xb, U)
+        fixed["non-private projection median (raw units)"] = projection_median(Xs, U)
     out = []
     for eps in eps_list:
         out += [(m, eps, est) for m, est in fixed.items()]
-        loc = _private_median(Xb, eps, 1000 * run)
-        out.append(("dpreg", eps, None if loc is None else mid + half * loc))
+        if not private_only:
+            loc = _private_median(Xb, eps, 1000 * run)
+            out.append(("dpreg", eps, None if loc is None else mid + half * loc))
         loc = _private_median(Xb, eps, 1000 * run, scale="private")
         out.append(("dpreg private scale", eps, None if loc is None else mid + half * loc))
-        out.append(("dpreg (raw units)", eps, _private_median(Xs, eps, 1000 * run)))
+        if not private_only:
+            out.append(("dpreg (raw units)", eps, _private_median(Xs, eps, 1000 * run)))
         r = np.random.default_rng([run, int(eps * 1000)])
         out.append((DP_ANCHOR, eps, _coinpress(Xs, eps, delta, mid, half, half, r)))
         est = _coinpress(Xs, eps, delta, mid, unit, half, r)
@@ -183,7 +186,7 @@ def _one_run(X, box, unit, n, run, eps_list):
     return out
 
 
-def run(quick: bool = False, runs: int | None = None) -> list[dict]:
+def run(quick: bool = False, runs: int | None = None, private_only: bool = False) -> list[dict]:
     """Rows ``dataset, task, metric, method, epsilon, score, pass_rate, n_runs, n, p``."""
     runs = runs if runs is not None else QUICK_RUNS if quick else RUNS
     eps_list = (1.0, 4.0) if quick else EPSILONS
@@ -195,7 +198,7 @@ def run(quick: bool = False, runs: int | None = None) -> list[dict]:
         n = min(len(X) // 2, QUICK_MAX_ROWS if quick else MAX_ROWS)
         errs = {}
         for r in range(runs):
-            for method, eps, est in _one_run(X, box, unit, n, r, eps_list):
+            for method, eps, est in _one_run(X, box, unit, n, r, eps_list, private_only):
                 err = None if est is None else float(np.sum(((est - target) / unit) ** 2))
                 errs.setdefault((method, eps), []).append(err)
         for (method, eps), e in errs.items():
@@ -323,17 +326,24 @@ def plot(df):
 def main():
     parser = cli_parser(__doc__)
     parser.add_argument("--runs", type=int, default=None, help=f"half-samples (default {RUNS})")
+    parser.add_argument(
+        "--private-scale-only",
+        action="store_true",
+        help='only scale="private" and the anchors (realdata_location_private_scale.*)',
+    )
     args = parser.parse_args()
     t0 = time.perf_counter()
-    df = pd.DataFrame(run(quick=args.quick, runs=args.runs))
+    df = pd.DataFrame(run(quick=args.quick, runs=args.runs, private_only=args.private_scale_only))
     text = summary(df)
     print(text)
-    save(df, "realdata_location", fig=plot(df), quick=args.quick)
+    name = "realdata_location" + ("_private_scale" if args.private_scale_only else "")
+    save(df, name, fig=plot(df), quick=args.quick)
     cmd = "python -m benchmarks.realdata_location" + (" --quick" if args.quick else "")
     cmd += f" --runs {args.runs}" if args.runs is not None else ""
+    cmd += " --private-scale-only" if args.private_scale_only else ""
     head = f"# Real-data matrix: location\n\nProduced by `{cmd}` in "
     head += f"{time.perf_counter() - t0:.0f} s (2 shared cores, loaded machine).\n\n"
-    (results_dir(args.quick) / "realdata_location.md").write_text(head + text + "\n")
+    (results_dir(args.quick) / f"{name}.md").write_text(head + text + "\n")
 
 
 if __name__ == "__main__":

@@ -241,7 +241,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         :func:`default_n_directions`).
     location : {"median"}, default="median"
         Projected location estimator.
-    scale : {"mad", "iqr"} or array-like of shape (n_features,), default="mad"
+    scale : {"mad", "iqr", "private"} or array-like of shape (n_features,), default="mad"
         Projected scale estimator (median absolute deviation, or interquartile range
         ``x_(n+1-r) - x_(r)`` with ``r = ceil(n/4)``), both unnormalised; or **public**
         per-feature scales s (e.g. known standard deviations, never computed from the data
@@ -250,6 +250,13 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         set to 0 and the default eta is ``10 (k + 1) / n``), and it passes from far fewer rows
         (n = 1000 at epsilon = 4, where the MAD version is refused). If s understates the
         data's spread, the test fails (budget spent, nothing released).
+        ``"private"`` releases s from the data being fitted: ``s_j = 3 * MAD_j`` with the
+        exact private median and MAD of each feature (the estimators' private-bounds helper,
+        ``scale_share`` of epsilon), then runs the public-scale path with the released s and
+        the rest of epsilon (sequential composition, one ledger entry; derivation in
+        ``dpreg/location/_private_scale.py`` and docs/projection_median.md, section 2d). The
+        released s is stored as ``public_scale_`` and is public (it is a DP release), so
+        :meth:`conf_int` works as for a public scale.
     tau : float or "auto", default="auto"
         Outlyingness radius on which the closeness of neighbouring outlyingness functions is
         certified (SPEC's tau). "auto" (:func:`auto_tau`) picks, from (n, d, epsilon, delta)
@@ -295,7 +302,13 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         Trimming radius per ``sqrt(n_features)``, in units of ``trim_scale``.
     trim_fraction : float in (0, 1), default=0.5
         Share of epsilon spent on the trimmed means (split equally over the two rounds);
-        delta goes to the projection-median stage.
+        delta goes to the projection-median stage. With ``scale="private"`` it is a share of
+        what the scale release leaves.
+    scale_share : float in (0, 1) or "auto", default="auto"
+        Only with ``scale="private"``: share of epsilon spent on the scales (pure epsilon, no
+        delta). "auto" is ``clip(200 d / (n epsilon), 0.02, 0.25)``, about 100 ranks of
+        budget for each of the ``2 d`` private medians
+        (:func:`~dpreg.location._private_scale.scale_epsilon`); public n, d, epsilon only.
 
     Attributes
     ----------
@@ -318,6 +331,12 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         Epsilon of the projection-median stage (``epsilon_`` unless ``trim_scale`` is set).
     median_location_ : ndarray of shape (n_features,)
         Only with ``trim_scale``: the released projection median the trimming started from.
+    scale_epsilon_ : float
+        Epsilon spent on the private scales (0 unless ``scale="private"``).
+    public_scale_ : ndarray of shape (n_features,)
+        The per-feature scales of the certificate when ``scale`` is an array or "private"
+        (then the released private scales, set also when the test then fails: they were
+        paid for and are a differentially private release).
     n_features_in_ : int
     feature_names_in_ : ndarray of str (only when X has string feature names)
 
@@ -331,6 +350,15 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     array([ 3., -1.])
     >>> est.transform(X).shape
     (20000, 2)
+
+    With no scale known, ``scale="private"`` releases one and passes the test on less data:
+
+    >>> X = np.random.default_rng(1).standard_normal((1000, 2)) * [1.0, 50.0]
+    >>> est = PrivateProjectionMedian(epsilon=4.0, scale="private", random_state=0).fit(X)
+    >>> est.scale_epsilon_, est.median_epsilon_
+    (0.4, 3.6)
+    >>> bool(np.all((est.public_scale_ > [1.0, 50.0]) & (est.public_scale_ < [4.0, 200.0])))
+    True
     """
 
     def __init__(

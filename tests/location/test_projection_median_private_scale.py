@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from scipy.special import logsumexp
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpreg import BudgetAccountant, PrivateProjectionMedian
 from dpreg._bounds import DEFAULT_CANDIDATE_RANGE, FIT_ASINH_SCALE, private_median_mad_unchecked
@@ -14,6 +15,19 @@ from dpreg.location import _inference as inf
 from dpreg.location import _private_scale as ps
 from dpreg.location.projection_median import release_inverse_temperature
 from dpreg.tools._quantile import quantile_mechanism
+
+
+# The sklearn checks fit on 10-30 points: a huge epsilon and an explicit eta, as for the
+# default scale (tests/location/test_projection_median_estimator.py); the scale release runs.
+@parametrize_with_checks(
+    [
+        PrivateProjectionMedian(
+            epsilon=1e5, delta=1e-3, eta=500.0, n_directions=50, scale="private", random_state=0
+        )
+    ]
+)
+def test_sklearn_compatible_with_private_scale(estimator, check):
+    check(estimator)
 
 
 def test_spend_is_exactly_epsilon_in_one_ledger_entry():
