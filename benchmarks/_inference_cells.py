@@ -97,10 +97,11 @@ MEDIAN_CONFIGS = ("default", "public")
 
 
 def median_fit(X, epsilon, config, rng):
-    """The fit a user would run for intervals: ``norm="linf"``, default or public scale."""
+    """The fit a user would run for intervals: ``norm="linf"``, default, public or private
+    (``scale="private"``) scale."""
     from dpreg import PrivateProjectionMedian  # noqa: PLC0415
 
-    scale = "mad" if config == "default" else MEDIAN_PUBLIC_SCALE
+    scale = {"default": "mad", "private": "private"}.get(config, MEDIAN_PUBLIC_SCALE)
     return PrivateProjectionMedian(epsilon=epsilon, norm="linf", scale=scale, random_state=rng)
 
 
@@ -152,6 +153,10 @@ def median_asymptotic(n, c, config, size, rng):
     part is the exact release law; only the median's normal law is asymptotic. An oracle
     without the Monte Carlo noise of a few hundred data sets."""
     sigma = np.full(2, NORMAL_MAD) if config == "default" else MEDIAN_PUBLIC_SCALE
+    if config == "private":  # the population value of the released scale (its noise ignored)
+        from dpreg.location._private_scale import SCALE_FACTOR  # noqa: PLC0415
+
+        sigma = np.full(2, SCALE_FACTOR * NORMAL_MAD)
     sd = NORMAL_SPARSITY / (2.0 * np.sqrt(n))
     R = rng.gamma(3.0, 1.0 / c, size=(size, 1))
     U = rng.uniform(-1.0, 1.0, size=(size, 2))

@@ -32,6 +32,9 @@ every method at every epsilon in {0.1, 0.25, 0.5, 1, 2, 4}. Methods:
   propose-test-release test fails (or the fit is refused before the spend because the test
   cannot pass) it releases nothing: ``pass_rate`` counts the releases and the error is over the
   released runs only;
+* ``dpreg private scale``: the same fit with ``scale="private"`` (per-coordinate scales
+  released privately with a declared share of the same epsilon, then the public-scale
+  certificate; docs/projection_median.md, section 2d), on the same box-mapped data;
 * ``dpreg (raw units)``: the same fit on the data in their own units. With a finite set of
   random directions the projection median is *not* equivariant under a per-column rescaling:
   when one column's spread is 1e5-1e7 times another's (``txhousing``: volume in dollars next to
@@ -55,10 +58,12 @@ count alike); ``score`` is the root mean square of that distance over the runs (
 median on skewed data; the non-private projection median's row shows that floor.
 
 Goal per (set, epsilon) cell, shown in the summary: dpreg releases in at least 95 % of the runs
-and its error is at most CoinPress's (public box).
+and its error is at most CoinPress's (public box); scored for the default and for
+``scale="private"``.
 
-Run ``python -m benchmarks.realdata_location [--quick]``: writes ``realdata_location.csv``,
-``.png`` and ``.md`` to ``benchmarks/results/`` (``results/quick/`` with ``--quick``).
+Run ``python -m benchmarks.realdata_location [--quick] [--runs R]``: writes
+``realdata_location.csv``, ``.png`` and ``.md`` to ``benchmarks/results/``
+(``results/quick/`` with ``--quick``).
 ``run(quick)`` returns the rows (a list of dicts) for ``benchmarks.realdata``.
 """
 
@@ -115,6 +120,8 @@ SETS = {
     ),
 }
 DP_ANCHOR = "CoinPress (public box)"
+#: the dpreg columns scored against the anchor in the goal table
+SCORED = ("dpreg", "dpreg private scale")
 MAD_NORMAL = 1.4826
 
 
@@ -134,19 +141,22 @@ def _coinpress(X, eps, delta, centre, scale, half, rng):
     return centre + scale * coinpress_mean((X - centre) / scale, zcdp_rho(eps, delta), radius, rng)
 
 
-def _private_median(X, eps, seed):
-    """``PrivateProjectionMedian`` at its defaults: the release, or None when the test failed
-    (or the fit was refused before the spend because the test could not pass)."""
+def _private_median(X, eps, seed, **params):
+    """``PrivateProjectionMedian`` at its defaults (or ``params``): the release, or None when
+    the test failed (or the fit was refused before the spend because the test could not pass)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return PrivateProjectionMedian(epsilon=eps, random_state=seed).fit(X).location_
+            est = PrivateProjectionMedian(epsilon=eps, random_state=seed, **params)
+            return est.fit(X).location_
     except PTRTestFailedError:  # includes PTRInfeasibleError
         return None
 
 
-def _one_run(X, box, unit, n, run, eps_list):
-    """Estimates of every method on one half-sample: list of (method, epsilon, estimate)."""
+def _one_run(X, box, unit, n, run, eps_list, private_only=False):
+    """Estimates of every method on one half-sample: list of (method, epsilon, estimate).
+    ``private_only``: only ``dpreg private scale``, the CoinPress anchors and the
+    coordinatewise median (the same half-samples and CoinPress draws as a full run)."""
     rng = np.random.default_rng([run, 7])
     Xs = X[rng.choice(len(X), n, replace=False)]
     lower, upper = box
@@ -154,18 +164,21 @@ def _one_run(X, box, unit, n, run, eps_list):
     Xb = (Xs - mid) / half  # the public box mapped onto [-1, 1]^d (no privacy cost)
     delta = default_delta(n)
     U = make_directions("l2", X.shape[1], default_n_directions(X.shape[1], n), rng, n_samples=n)
-    fixed = {
-        "non-private coordinatewise median": np.median(Xs, axis=0),
-        "non-private mean": Xs.mean(axis=0),
-        "non-private projection median": mid + half * projection_median(Xb, U),
-        "non-private projection median (raw units)": projection_median(Xs, U),
-    }
+    fixed = {"non-private coordinatewise median": np.median(Xs, axis=0)}
+    if not private_only:
+        fixed["non-private mean"] = Xs.mean(axis=0)
+        fixed["non-private projection median"] = mid + half * projection_median(Xb, U)
+        fixed["non-private projection median (raw units)"] = projection_median(Xs, U)
     out = []
     for eps in eps_list:
         out += [(m, eps, est) for m, est in fixed.items()]
-        loc = _private_median(Xb, eps, 1000 * run)
-        out.append(("dpreg", eps, None if loc is None else mid + half * loc))
-        out.append(("dpreg (raw units)", eps, _private_median(Xs, eps, 1000 * run)))
+        if not private_only:
+            loc = _private_median(Xb, eps, 1000 * run)
+            out.append(("dpreg", eps, None if loc is None else mid + half * loc))
+        loc = _private_median(Xb, eps, 1000 * run, scale="private")
+        out.append(("dpreg private scale", eps, None if loc is None else mid + half * loc))
+        if not private_only:
+            out.append(("dpreg (raw units)", eps, _private_median(Xs, eps, 1000 * run)))
         r = np.random.default_rng([run, int(eps * 1000)])
         out.append((DP_ANCHOR, eps, _coinpress(Xs, eps, delta, mid, half, half, r)))
         est = _coinpress(Xs, eps, delta, mid, unit, half, r)
@@ -173,9 +186,9 @@ def _one_run(X, box, unit, n, run, eps_list):
     return out
 
 
-def run(quick: bool = False) -> list[dict]:
+def run(quick: bool = False, runs: int | None = None, private_only: bool = False) -> list[dict]:
     """Rows ``dataset, task, metric, method, epsilon, score, pass_rate, n_runs, n, p``."""
-    runs = QUICK_RUNS if quick else RUNS
+    runs = runs if runs is not None else QUICK_RUNS if quick else RUNS
     eps_list = (1.0, 4.0) if quick else EPSILONS
     rows = []
     for name, X, box in data_sets():
@@ -185,7 +198,7 @@ def run(quick: bool = False) -> list[dict]:
         n = min(len(X) // 2, QUICK_MAX_ROWS if quick else MAX_ROWS)
         errs = {}
         for r in range(runs):
-            for method, eps, est in _one_run(X, box, unit, n, r, eps_list):
+            for method, eps, est in _one_run(X, box, unit, n, r, eps_list, private_only):
                 err = None if est is None else float(np.sum(((est - target) / unit) ** 2))
                 errs.setdefault((method, eps), []).append(err)
         for (method, eps), e in errs.items():
@@ -210,12 +223,14 @@ def run(quick: bool = False) -> list[dict]:
     return rows
 
 
-def goals(df):
-    """Per (set, epsilon): dpreg's pass rate, its error over CoinPress's, and the goal."""
+def goals(df, method="dpreg"):
+    """Per (set, epsilon): ``method``'s pass rate, its error over CoinPress's, and the goal."""
     out = []
     for (name, eps), g in df.groupby(["dataset", "epsilon"], sort=False):
         s = g.set_index("method")
-        dp, cp = s.loc["dpreg"], s.loc[DP_ANCHOR]
+        if method not in s.index:
+            continue
+        dp, cp = s.loc[method], s.loc[DP_ANCHOR]
         ratio = dp["score"] / cp["score"]
         met = dp["pass_rate"] >= 0.95 and ratio <= 1.0
         out.append(
@@ -260,23 +275,27 @@ def summary(df):
             cells.append(v)
         head = f"{name} ({s['n'].iloc[0]:,} of {s['N'].iloc[0]:,}, {s['p'].iloc[0]})"
         lines.append(f"| {head} | {eps:g} | " + " | ".join(cells) + " |")
-    g = goals(df)
-    lines += [
-        "",
-        "Goal per cell: dpreg releases in >= 95 % of the runs and its error is <= CoinPress's"
-        " (public box). ratio = dpreg / CoinPress (– where dpreg never released).",
-        "",
-        "| data | ε | dpreg pass rate | ratio to CoinPress (box) | ratio to CoinPress (oracle "
-        "scale, not private) | goal |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in g.itertuples(index=False):
-        lines.append(
-            f"| {r.dataset} | {r.epsilon:g} | {r.pass_rate:.0%} | {_fmt(r.ratio_box)} | "
-            f"{_fmt(r.ratio_oracle)} | {r.goal} |"
-        )
-    met = int((g["goal"] == "met").sum())
-    lines += ["", f"Goal met in {met} of {len(g)} cells."]
+    for method in SCORED:
+        g = goals(df, method)
+        if g.empty:
+            continue
+        lines += [
+            "",
+            f"Goal per cell for `{method}`: it releases in >= 95 % of the runs and its error is"
+            " <= CoinPress's (public box). ratio = its error / CoinPress's (– where it never"
+            " released).",
+            "",
+            "| data | ε | pass rate | ratio to CoinPress (box) | ratio to CoinPress (oracle "
+            "scale, not private) | goal |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in g.itertuples(index=False):
+            lines.append(
+                f"| {r.dataset} | {r.epsilon:g} | {r.pass_rate:.0%} | {_fmt(r.ratio_box)} | "
+                f"{_fmt(r.ratio_oracle)} | {r.goal} |"
+            )
+        met = int((g["goal"] == "met").sum())
+        lines += ["", f"Goal met in {met} of {len(g)} cells for `{method}`."]
     return "\n".join(lines)
 
 
@@ -305,16 +324,26 @@ def plot(df):
 
 
 def main():
-    args = cli_parser(__doc__).parse_args()
+    parser = cli_parser(__doc__)
+    parser.add_argument("--runs", type=int, default=None, help=f"half-samples (default {RUNS})")
+    parser.add_argument(
+        "--private-scale-only",
+        action="store_true",
+        help='only scale="private" and the anchors (realdata_location_private_scale.*)',
+    )
+    args = parser.parse_args()
     t0 = time.perf_counter()
-    df = pd.DataFrame(run(quick=args.quick))
+    df = pd.DataFrame(run(quick=args.quick, runs=args.runs, private_only=args.private_scale_only))
     text = summary(df)
     print(text)
-    save(df, "realdata_location", fig=plot(df), quick=args.quick)
+    name = "realdata_location" + ("_private_scale" if args.private_scale_only else "")
+    save(df, name, fig=plot(df), quick=args.quick)
     cmd = "python -m benchmarks.realdata_location" + (" --quick" if args.quick else "")
+    cmd += f" --runs {args.runs}" if args.runs is not None else ""
+    cmd += " --private-scale-only" if args.private_scale_only else ""
     head = f"# Real-data matrix: location\n\nProduced by `{cmd}` in "
     head += f"{time.perf_counter() - t0:.0f} s (2 shared cores, loaded machine).\n\n"
-    (results_dir(args.quick) / "realdata_location.md").write_text(head + text + "\n")
+    (results_dir(args.quick) / f"{name}.md").write_text(head + text + "\n")
 
 
 if __name__ == "__main__":

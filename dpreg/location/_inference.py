@@ -214,8 +214,9 @@ def _release(estimator):
 def inverse_temperature(estimator):
     from .projection_median import release_inverse_temperature  # noqa: PLC0415
 
+    # the median stage's epsilon: the whole fit's minus a private scale release, if any
     return release_inverse_temperature(
-        estimator.epsilon_, estimator.delta_, estimator.eta_, estimator.test_fraction_
+        estimator.median_epsilon_, estimator.delta_, estimator.eta_, estimator.test_fraction_
     )
 
 

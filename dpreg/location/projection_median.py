@@ -58,7 +58,7 @@ from .._validation import check_delta, check_epsilon, check_random_state
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning, PTRInfeasibleError, PTRTestFailedError
 from ..noise import LaplaceMechanism
-from . import _certificate, _trimmed
+from . import _certificate, _private_scale, _trimmed
 from . import _sensitivity as sens
 from ._grid_release import round_relative
 from ._sampler import ExactSampler, hit_and_run, projection_median_lp
@@ -241,7 +241,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         :func:`default_n_directions`).
     location : {"median"}, default="median"
         Projected location estimator.
-    scale : {"mad", "iqr"} or array-like of shape (n_features,), default="mad"
+    scale : {"mad", "iqr", "private"} or array-like of shape (n_features,), default="mad"
         Projected scale estimator (median absolute deviation, or interquartile range
         ``x_(n+1-r) - x_(r)`` with ``r = ceil(n/4)``), both unnormalised; or **public**
         per-feature scales s (e.g. known standard deviations, never computed from the data
@@ -250,6 +250,13 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         set to 0 and the default eta is ``10 (k + 1) / n``), and it passes from far fewer rows
         (n = 1000 at epsilon = 4, where the MAD version is refused). If s understates the
         data's spread, the test fails (budget spent, nothing released).
+        ``"private"`` releases s from the data being fitted: ``s_j = 3 * MAD_j`` with the
+        exact private median and MAD of each feature (the estimators' private-bounds helper,
+        ``scale_share`` of epsilon), then runs the public-scale path with the released s and
+        the rest of epsilon (sequential composition, one ledger entry; derivation in
+        ``dpreg/location/_private_scale.py`` and docs/projection_median.md, section 2d). The
+        released s is stored as ``public_scale_`` and is public (it is a DP release), so
+        :meth:`conf_int` works as for a public scale.
     tau : float or "auto", default="auto"
         Outlyingness radius on which the closeness of neighbouring outlyingness functions is
         certified (SPEC's tau). "auto" (:func:`auto_tau`) picks, from (n, d, epsilon, delta)
@@ -295,7 +302,13 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         Trimming radius per ``sqrt(n_features)``, in units of ``trim_scale``.
     trim_fraction : float in (0, 1), default=0.5
         Share of epsilon spent on the trimmed means (split equally over the two rounds);
-        delta goes to the projection-median stage.
+        delta goes to the projection-median stage. With ``scale="private"`` it is a share of
+        what the scale release leaves.
+    scale_share : float in (0, 1) or "auto", default="auto"
+        Only with ``scale="private"``: share of epsilon spent on the scales (pure epsilon, no
+        delta). "auto" is ``clip(200 d / (n epsilon), 0.02, 0.25)``, about 100 ranks of
+        budget for each of the ``2 d`` private medians
+        (:func:`~dpreg.location._private_scale.scale_epsilon`); public n, d, epsilon only.
 
     Attributes
     ----------
@@ -318,6 +331,12 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         Epsilon of the projection-median stage (``epsilon_`` unless ``trim_scale`` is set).
     median_location_ : ndarray of shape (n_features,)
         Only with ``trim_scale``: the released projection median the trimming started from.
+    scale_epsilon_ : float
+        Epsilon spent on the private scales (0 unless ``scale="private"``).
+    public_scale_ : ndarray of shape (n_features,)
+        The per-feature scales of the certificate when ``scale`` is an array or "private"
+        (then the released private scales, set also when the test then fails: they were
+        paid for and are a differentially private release).
     n_features_in_ : int
     feature_names_in_ : ndarray of str (only when X has string feature names)
 
@@ -331,6 +350,15 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     array([ 3., -1.])
     >>> est.transform(X).shape
     (20000, 2)
+
+    With no scale known, ``scale="private"`` releases one and passes the test on less data:
+
+    >>> X = np.random.default_rng(1).standard_normal((1000, 2)) * [1.0, 50.0]
+    >>> est = PrivateProjectionMedian(epsilon=4.0, scale="private", random_state=0).fit(X)
+    >>> est.scale_epsilon_, est.median_epsilon_
+    (0.4, 3.6)
+    >>> bool(np.all((est.public_scale_ > [1.0, 50.0]) & (est.public_scale_ < [4.0, 200.0])))
+    True
     """
 
     def __init__(
@@ -353,6 +381,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         trim_scale=None,
         trim_radius=2.0,
         trim_fraction=0.5,
+        scale_share="auto",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -372,6 +401,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         self.trim_scale = trim_scale
         self.trim_radius = trim_radius
         self.trim_fraction = trim_fraction
+        self.scale_share = scale_share
 
     def __sklearn_tags__(self):
         # Checks that need a fit on 10-30 rows cannot pass at a sane budget: they are declared
@@ -386,15 +416,18 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
 
     # ------------------------------------------------------------------ validation
     def _scale_kind(self, d):
-        """``("mad" | "iqr", None)`` or ``("public", s)`` with the validated public scales s."""
+        """``("mad" | "iqr", None)``, ``("private", None)`` (scales released in ``fit``) or
+        ``("public", s)`` with the validated public scales s."""
         if isinstance(self.scale, str):
-            if self.scale not in ("mad", "iqr"):
-                raise ValueError(f"scale must be 'mad', 'iqr' or an array, got {self.scale!r}.")
+            if self.scale not in ("mad", "iqr", _private_scale.PRIVATE):
+                raise ValueError(
+                    f"scale must be 'mad', 'iqr', 'private' or an array, got {self.scale!r}."
+                )
             return self.scale, None
         s = np.asarray(self.scale, dtype=float)
         if s.shape != (d,) or not np.all(np.isfinite(s)) or not np.all(s > 0):
             raise ValueError(
-                f"scale must be 'mad', 'iqr' or {d} finite positive public scales, "
+                f"scale must be 'mad', 'iqr', 'private' or {d} finite positive public scales, "
                 f"got {self.scale!r}."
             )
         with np.errstate(over="ignore"):
@@ -432,8 +465,17 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
 
     def _check_params(self, n, d):
         """Validated ``(epsilon, delta, tau, eta, c)`` of the projection-median stage: with
-        ``trim_scale`` set, epsilon is that stage's share ``(1 - trim_fraction) epsilon``."""
+        ``scale="private"`` epsilon is what the scale release leaves
+        (:func:`~dpreg.location._private_scale.scale_epsilon`, stored in ``_scale_epsilon``);
+        with ``trim_scale`` set, that stage's share ``(1 - trim_fraction)`` of it."""
         epsilon = check_epsilon(self.epsilon)
+        kind, _ = self._scale_kind(d)
+        self._scale_epsilon = 0.0
+        if kind == _private_scale.PRIVATE:
+            share = _private_scale.check_scale_share(self.scale_share)
+            self._scale_epsilon, epsilon = _private_scale.scale_epsilon(share, epsilon, n, d)
+            check_epsilon(self._scale_epsilon / (2 * d), name="epsilon of one scale draw")
+            kind = "public"  # the median stage is the public-scale path with the released s
         trim = self._check_trim(n, d)
         if trim is not None:
             epsilon *= 1.0 - trim[2]
@@ -442,7 +484,6 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             raise ValueError("PrivateProjectionMedian needs delta > 0 (PTR is (eps, delta)-DP).")
         if self.location != "median":
             raise ValueError(f"location must be 'median', got {self.location!r}.")
-        kind, _ = self._scale_kind(d)
         if isinstance(self.tau, str) and self.tau == "auto":
             tau = "auto"
         else:
@@ -502,11 +543,15 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         summary = self._summarise(chunks, eta, tau, k_cap, s_u)
         return self._margin(U, summary, c, tau, delta, x_star)
 
-    def _direction_scales(self, U):
-        """Public ``s_u = ||s * u||_2`` per direction when ``scale`` is an array, else None:
-        the spread of ``u^T x`` if the features were uncorrelated with standard deviations s."""
-        kind, s = self._scale_kind(U.shape[1])
-        return None if kind != "public" else np.linalg.norm(U * s, axis=1)
+    def _direction_scales(self, U, s=None):
+        """Public ``s_u = ||s * u||_2`` per direction when ``scale`` is an array (or ``s`` the
+        released private scales), else None: the spread of ``u^T x`` if the features were
+        uncorrelated with standard deviations s."""
+        if s is None:
+            kind, s = self._scale_kind(U.shape[1])
+            if kind != "public":
+                return None
+        return np.linalg.norm(U * s, axis=1)
 
     def _summarise(self, chunks, eta, tau, k_cap, public=None):
         """The one pass over the sorted projections, with F_j's ladder ``eta (1 - j slack)``;
@@ -595,7 +640,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         if accountant is not None:
             accountant.check(total_epsilon, delta)
         kind, public_scale = self._scale_kind(d)
-        if kind != "public":  # the tail certificate does not exist with a public scale
+        if kind in ("mad", "iqr"):  # the tail certificate does not exist with a public scale
             self._refuse_certain_failure(n, d, epsilon, delta, tau, eta, c)
         if (
             self.sampler == "exact"
@@ -611,13 +656,15 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         accountant.spend(total_epsilon, delta)  # atomic reserve, after validation, before computing
         rng = check_random_state(self.random_state)
         U = make_directions(self.norm, d, self.n_directions, rng, n_samples=n)
+        if kind == _private_scale.PRIVATE:  # sequential composition: scales, then median
+            public_scale = _private_scale.release_scales(X, self._scale_epsilon, rng)
 
         frac = self._test_fraction
         eps_test = frac * epsilon
         threshold = ptr_threshold(epsilon, delta, frac)
         k_cap = math.ceil(threshold + math.log(1.0 / (2.0 * 1e-12)) / eps_test)
         # one pass over chunks of sorted projections (the only data summary used)
-        s_u = self._direction_scales(U)
+        s_u = self._direction_scales(U, public_scale)
         summary = self._summarise(_certificate.sorted_chunks(U, X), eta, tau, k_cap, s_u)
         mu, sigma = summary.mu, summary.sigma
         x_star = o_star = None
@@ -637,6 +684,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         self.n_directions_ = U.shape[0]
         self.epsilon_, self.delta_, self.eta_, self.tau_ = total_epsilon, delta, eta, tau
         self.median_epsilon_ = epsilon
+        self.scale_epsilon_ = self._scale_epsilon
         if public_scale is not None:
             self.public_scale_ = public_scale
         self.ptr_threshold_ = threshold
@@ -684,7 +732,8 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         if trim is not None:  # released centre is public: trimmed means around it
             self.median_location_ = location
             scale, radius, frac = trim
-            location = release_trimmed_mean(X, location, scale, radius, frac * total_epsilon, rng)
+            eps_trim = frac * (total_epsilon - self._scale_epsilon)
+            location = release_trimmed_mean(X, location, scale, radius, eps_trim, rng)
         self.location_ = location
         self.noisy_safety_margin_ = float(noisy)
         return self
