@@ -23,6 +23,13 @@ level ``q`` needs ``epsilon_q q n`` of order ``2 log(range / spread)``. Levels n
 have ``n / 4`` ranks of margin (measured in ``docs/private_workflow.md``). Clipping into the
 bounds and any later fit use them as public constants: the fit composes sequentially with them.
 
+The estimators' ``"private"`` bounds go through :func:`fit_bounds`, which uses one of three
+exact per-column releases, picked by public rules (n, epsilon, column counts): the median /
+MAD box (two draws, :func:`private_median_mad_unchecked`), the scale-only box (one draw of
+the median of ``|x|``, :func:`private_abs_scale_unchecked`) and the relative box (one draw
+of the median, box ``m -/+ RELATIVE_WIDEN |m|``, :func:`private_relative_box_unchecked`).
+All three draw through the same exact quantile sampler.
+
 :func:`resolve_bounds` is the single call an estimator needs for ``bounds_X="private"``: it
 returns the bounds and the epsilon they cost, so the estimator spends the rest on its fit. See
 ``docs/private_workflow.md`` for the recipe and the measured cost.
@@ -877,13 +884,14 @@ def fit_bounds(
     draw.
 
     ``relative_features=True`` (the linear and KNG models) switches the feature units that
-    are not scale-only to :func:`private_relative_box_unchecked` (one median per unit and ONE
-    pooled relative spread for all of them, box ``m -/+ FIT_WIDEN r |m|``) when
+    are not scale-only to :func:`private_relative_box_unchecked` (ONE median per unit, drawn
+    with the unit's whole two-draw budget, box ``m -/+ RELATIVE_WIDEN |m|``) when
     :func:`relative_rule` says the two median / MAD draws would each be under-funded. The
-    budgets are those of the two-release split (``column_epsilons``); the release spends
-    exactly the sum of its units' budgets (proof in its docstring). Draw order (public):
-    scale-only units, then the relative units (their medians in unit order, then the shared
-    spread), then the median / MAD units.
+    budgets are those of the two-release split (``column_epsilons``), so the bounds still
+    cost ``eps_b`` in total (proof in the release's docstring). Draw order (public):
+    scale-only units, then the relative units, then the median / MAD units, each in unit
+    order. With the flag off, or where the rule says no, the release is the one without
+    it, draw for draw.
 
     Pairs are returned as validated arrays; None stays None (the estimator then reads the
     bounds from the data with its ``PrivacyLeakWarning``, as before).
