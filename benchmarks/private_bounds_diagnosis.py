@@ -21,10 +21,11 @@ Run ``python -m benchmarks.private_bounds_diagnosis [--repeats 20] [--shares aut
 Prints a table (medians over splits); diagnosis only, nothing is saved.
 
 ``--per-release`` adds, for every release of a fit (in the order ``fit_bounds`` makes them:
-scale-only units first, then median / MAD units, each in column order), the share of splits
-where its box is off (width off by more than a factor 2 or centre by more than half a
-width), and how often the private fit fails (score below ``--fail-below``) when that box is
-off and when every box is good. ``--set NAME=VALUE`` overrides a numeric constant of
+scale-only units first, then one-draw relative units, then median / MAD units, each in
+column order), the share of splits where its box is off (width off by more than a factor
+2 or centre by more than half a width), and how often the private fit fails (score below
+``--fail-below``) when that box is off and when every box is good. ``--set NAME=VALUE``
+overrides a numeric constant of
 :mod:`dpreg._bounds` for the run (e.g. ``FIT_WIDEN=3``): a what-if, diagnosis only.
 
 ``--reliability`` prints instead, for a few real columns, the probability that one private
@@ -64,22 +65,31 @@ def exact_abs_scale(X, epsilon, candidate_range, widen, rng, scale=None):
     return np.clip(-half, *candidate_range), np.clip(half, *candidate_range)
 
 
+def exact_relative_box(X, epsilon, candidate_range, widen, rng, scale=None):
+    """The targets of :func:`dpreg._bounds.private_relative_box_unchecked` (no noise)."""
+    X = np.asarray(X, dtype=float).reshape(len(X), -1)
+    m = np.median(X, axis=0)
+    half = np.asarray(widen, dtype=float) * np.abs(m)
+    return np.clip(m - half, *candidate_range), np.clip(m + half, *candidate_range)
+
+
 RELEASES = {
     "private_median_mad_unchecked": exact_median_mad,
     "private_abs_scale_unchecked": exact_abs_scale,
+    "private_relative_box_unchecked": exact_relative_box,
 }
 
 
 @contextmanager
 def patched_release(oracle=False, record=None):
-    """Replace both releases used by ``fit_bounds`` by their exact targets (``oracle``), or
+    """Replace the releases used by ``fit_bounds`` by their exact targets (``oracle``), or
     wrap them to record (released, exact) boxes."""
     originals = {name: getattr(bounds_mod, name) for name in RELEASES}
 
     def recording(name):
-        def release(X, epsilon, candidate_range, widen, rng, scale=None):
-            out = originals[name](X, epsilon, candidate_range, widen, rng, scale)
-            record.append((out, RELEASES[name](X, epsilon, candidate_range, widen, rng)))
+        def release(*args, **kwargs):
+            out = originals[name](*args, **kwargs)
+            record.append((out, RELEASES[name](*args, **kwargs)))
             return out
 
         return release

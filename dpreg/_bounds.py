@@ -23,6 +23,13 @@ level ``q`` needs ``epsilon_q q n`` of order ``2 log(range / spread)``. Levels n
 have ``n / 4`` ranks of margin (measured in ``docs/private_workflow.md``). Clipping into the
 bounds and any later fit use them as public constants: the fit composes sequentially with them.
 
+The estimators' ``"private"`` bounds go through :func:`fit_bounds`, which uses one of three
+exact per-column releases, picked by public rules (n, epsilon, column counts): the median /
+MAD box (two draws, :func:`private_median_mad_unchecked`), the scale-only box (one draw of
+the median of ``|x|``, :func:`private_abs_scale_unchecked`) and the relative box (one draw
+of the median, box ``m -/+ RELATIVE_WIDEN |m|``, :func:`private_relative_box_unchecked`).
+All three draw through the same exact quantile sampler.
+
 :func:`resolve_bounds` is the single call an estimator needs for ``bounds_X="private"``: it
 returns the bounds and the epsilon they cost, so the estimator spends the rest on its fit. See
 ``docs/private_workflow.md`` for the recipe and the measured cost.
@@ -76,6 +83,9 @@ TARGET_LOG_ODDS = 8.0
 SCALE_ONLY_RANKS = 12.0
 #: the scale-only feature box of the logistic model is -/+ SCALE_WIDEN * median |x_j|
 SCALE_WIDEN = 2.0
+#: the one-draw box of an under-funded feature (private_relative_box_unchecked) is
+#: m -/+ RELATIVE_WIDEN |m| (measured in docs/private_workflow.md, "One median per column")
+RELATIVE_WIDEN = 0.5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,6 +413,80 @@ def private_abs_scale_unchecked(X, epsilon, candidate_range, widen, rng, scale=N
         )[0]
         half[j] = widen[j] * m
     return np.clip(-half, *candidate_range), np.clip(half, *candidate_range)
+
+
+def private_relative_box_unchecked(X, epsilon, candidate_range, widen, rng, scale=None):
+    r"""Private per-column box ``m_j -/+ widen * |m_j|``: ONE release per column.
+
+    The release of :func:`fit_bounds` for feature columns whose median / MAD box would be
+    under-funded (:func:`relative_rule`). Inputs validated and the budget charged by the
+    caller. ``m_j`` is the exact KNG median (sensitivity 1, :mod:`dpreg.tools._quantile`) of
+    column ``j`` over ``candidate_range`` with the asinh base measure of public scale
+    ``scale`` (default ``FIT_ASINH_SCALE``), drawn with the column's whole budget
+    (``epsilon`` a scalar split equally over the columns, or one amount per column).
+
+    **Privacy (proof).** Replace-one adjacency, ``n`` public. Replacing one record changes
+    ``#{i : x_ij <= theta}`` by at most 1 at every ``theta``: the draw with exponent
+    ``epsilon_j / 2 * |count - n/2|`` over the data-independent range is ``epsilon_j``-DP
+    (the KNG argument of :mod:`dpreg.tools._quantile`). The columns compose sequentially to
+    ``sum_j epsilon_j``. ``widen`` is public, so the box, its clamping into
+    ``candidate_range`` and the padding of a zero width in :func:`fit_bounds` are
+    post-processing; nothing can raise on the data (the draw is always finite).
+
+    **Why.** A median / MAD box costs two draws per column, and a draw is reliable (lands in
+    the interquartile range with probability 0.68-0.91 on real columns) only once its budget
+    times ``n`` is about 32 (``docs/private_workflow.md``, "Small data"). One draw with the
+    whole budget doubles that, and the spread is then the public rule ``widen * |m_j|``: a
+    coefficient of variation of order ``widen / 2``. That suits positive measurements
+    (ages, pressures, incomes); a column centred at 0 gets a box much narrower than its
+    spread, i.e. it is clipped to about ``sign(x - m_j)``: it keeps its order at the median,
+    never raises and does not ruin the fit (``predict`` clips it the same way).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg._bounds import private_relative_box_unchecked
+    >>> X = np.random.default_rng(0).normal(100.0, 10.0, size=(2000, 1))
+    >>> lo, hi = private_relative_box_unchecked(X, 1.0, (-1e9, 1e9), 0.5, np.random.default_rng(1))
+    >>> bool(45 < lo[0] < 55 and 145 < hi[0] < 155)
+    True
+    """
+    X, p, eps_col, widen, scale = _per_column(X, epsilon, widen, scale)
+    c_lo, c_hi = candidate_range
+    lower, upper = np.empty(p), np.empty(p)
+    for j in range(p):
+        m = private_quantile_draws(
+            X[:, j], [0.5], float(eps_col[j]), c_lo, c_hi, "asinh", scale, rng
+        )[0]
+        lower[j], upper[j] = m - widen[j] * abs(m), m + widen[j] * abs(m)
+    return np.clip(lower, c_lo, c_hi), np.clip(upper, c_lo, c_hi)
+
+
+def relative_rule(eps_units, n_samples, is_target):
+    """Whether the feature units get :func:`private_relative_box_unchecked` (public inputs).
+
+    True when a feature unit's budget, split over the two draws of the median / MAD box,
+    gives a draw less than ``RELIABLE_RANKS / n`` (up to round-off: the share cap of
+    :func:`auto_share_cap` brings the draws to exactly that budget, and then the two draws
+    are kept). Measured (``docs/private_workflow.md``, "One median per column"): Engel at
+    ``epsilon = 1`` (28 ranks per draw), raw diabetes at 1 and 2 (5 and 13); every other
+    benchmark cell has 32 or more.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpreg._bounds import relative_rule
+    >>> relative_rule(np.array([0.32, 0.18]), 176, [False, True])  # Engel, eps = 1
+    True
+    >>> relative_rule(np.array([0.667, 0.333]), 176, [False, True])  # Engel, eps = 2
+    False
+    """
+    eps_units = np.asarray(eps_units, dtype=float)
+    features = ~np.asarray(is_target, dtype=bool)
+    if not features.any():
+        return False
+    ranks = np.min(eps_units[features]) / 2.0 * max(n_samples, 1)
+    return bool(ranks < RELIABLE_RANKS * (1.0 - 1e-9))
 
 
 def private_bounds(
@@ -756,6 +840,7 @@ def fit_bounds(
     scale_only_features=False,
     scale_only_targets=False,
     groups=None,
+    relative_features=False,
 ):
     """Resolve the bounds of one fit: the single code path of ``bounds_X/bounds_y="private"``.
 
@@ -798,6 +883,16 @@ def fit_bounds(
     groups every column is its own unit and the release is the one without groups, draw for
     draw.
 
+    ``relative_features=True`` (the linear and KNG models) switches the feature units that
+    are not scale-only to :func:`private_relative_box_unchecked` (ONE median per unit, drawn
+    with the unit's whole two-draw budget, box ``m -/+ RELATIVE_WIDEN |m|``) when
+    :func:`relative_rule` says the two median / MAD draws would each be under-funded. The
+    budgets are those of the two-release split (``column_epsilons``), so the bounds still
+    cost ``eps_b`` in total (proof in the release's docstring). Draw order (public):
+    scale-only units, then the relative units, then the median / MAD units, each in unit
+    order. With the flag off, or where the rule says no, the release is the one without
+    it, draw for draw.
+
     Pairs are returned as validated arrays; None stays None (the estimator then reads the
     bounds from the data with its ``PrivacyLeakWarning``, as before).
 
@@ -837,22 +932,41 @@ def fit_bounds(
     if scale_only.any():  # one draw instead of two: split the budget per release
         releases = np.where(scale_only, 1, 2)
         eps_units = column_epsilons(eps_b, stacked.shape[0], unit_target, releases)
+    relative = np.zeros(len(units), dtype=bool)  # public: which units share one spread
+    if relative_features and relative_rule(eps_units, stacked.shape[0], unit_target):
+        relative = ~unit_target & ~scale_only
     lower, upper = np.empty(is_target.size), np.empty(is_target.size)
-    # the scale-only units first, then the median / MAD ones: a fixed public order of draws
-    for one, release, widen in (
-        (True, private_abs_scale_unchecked, SCALE_WIDEN),
-        (False, private_median_mad_unchecked, np.where(unit_target, FIT_WIDEN_TARGET, FIT_WIDEN)),
-    ):
-        for k in np.flatnonzero(scale_only == one):
-            cols = units[k]
-            lo, hi = release(
-                stacked[:, cols].reshape(-1, 1),  # a group: its n * g pooled values
-                pooled_release_epsilon(eps_units[k], cols.size),
-                DEFAULT_CANDIDATE_RANGE,
-                np.broadcast_to(widen, scale_only.shape)[k],
-                rng,
-            )
-            lower[cols], upper[cols] = lo[0], hi[0]
+    # scale-only units, then relative ones, then median / MAD ones: a fixed public order
+    for k in np.flatnonzero(scale_only):
+        cols = units[k]
+        lo, hi = private_abs_scale_unchecked(
+            stacked[:, cols].reshape(-1, 1),  # a group: its n * g pooled values
+            pooled_release_epsilon(eps_units[k], cols.size),
+            DEFAULT_CANDIDATE_RANGE,
+            SCALE_WIDEN,
+            rng,
+        )
+        lower[cols], upper[cols] = lo[0], hi[0]
+    for k in np.flatnonzero(relative):  # one draw with the unit's whole (two-draw) budget
+        cols = units[k]
+        lo, hi = private_relative_box_unchecked(
+            stacked[:, cols].reshape(-1, 1),
+            pooled_release_epsilon(eps_units[k], cols.size),
+            DEFAULT_CANDIDATE_RANGE,
+            RELATIVE_WIDEN,
+            rng,
+        )
+        lower[cols], upper[cols] = lo[0], hi[0]
+    for k in np.flatnonzero(~scale_only & ~relative):
+        cols = units[k]
+        lo, hi = private_median_mad_unchecked(
+            stacked[:, cols].reshape(-1, 1),
+            pooled_release_epsilon(eps_units[k], cols.size),
+            DEFAULT_CANDIDATE_RANGE,
+            FIT_WIDEN_TARGET if unit_target[k] else FIT_WIDEN,
+            rng,
+        )
+        lower[cols], upper[cols] = lo[0], hi[0]
     pad = np.maximum(1e-3, 1e-3 * np.abs(lower))
     flat = ~(upper > lower)
     lower, upper = np.where(flat, lower - pad, lower), np.where(flat, upper + pad, upper)

@@ -1011,6 +1011,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             rng,
             ("bounds_X", "bounds_y"),
             groups=groups,
+            relative_features=True,  # one draw per feature at small n * eps (relative_rule)
         )
         self.bounds_X_, self.bounds_y_ = bounds_X, bounds_y
         # released ("private") boxes are applied again in predict (see predict)

@@ -501,7 +501,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         # the response box only sets the parameter domain: its scale is enough (one release)
         (bx, by), eps_fit = fit_bounds(
             [X, y], params, epsilon, self.bounds_share, rng, ("bounds_X", "bounds_y"),
-            scale_only_targets=True,
+            scale_only_targets=True, relative_features=True,
         )  # fmt: skip
         lo, hi = bx
         Z, mid, half = scale_features(X, lo, hi, True)
