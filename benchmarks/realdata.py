@@ -49,9 +49,10 @@ from .baselines.tukeyem import PTRFailed, tukeyem
 EPS_GRID = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0]
 DELTA = 1e-6
 #: noise draws per fold of a full run: a cell is the median of 5 * reps runs. Small sets get
-#: more: there the R^2 of one run has a standard deviation of 0.05-0.36 (against 0.02-0.05 on
-#: the sets with n > 1000), and with 15 runs the Monte Carlo error of a cell median (0.02-0.1)
-#: was larger than the gaps the issue-14 goal decides (docs/functional_linear_regression.md 5d)
+#: more: there the R^2 of one run has a standard deviation of 0.03-0.36 (Engel's up to 8.8),
+#: against 0.02-0.19 on the larger sets, and with 15 runs the Monte Carlo error of a cell
+#: median was larger than the gaps the issue-14 goal decides
+#: (docs/functional_linear_regression.md, section 5d)
 REPS_SMALL_N, REPS = 20, 10
 SMALL_N = 1000
 #: bootstrap resamples behind the standard error of a cell median (``score_se``)
