@@ -243,7 +243,7 @@ def denoised_truth(beta, draws):
     estimate of ``|beta|^2``. One scalar ``k`` keeps the truth's direction. Measured at
     n = 1e3, epsilon = 0.25 (with :func:`denoised_intercept_row`): the intercept's bootstrap
     sd 1.077 -> 1.02x the real sd (docs/inference.md, "The world's design and truth at
-    small n * epsilon"); at n * epsilon >= 1e3 ``k`` is within a few % of 1."""
+    small n * epsilon"). From n = 1e4 on the benchmark's coverages did not change."""
     bb = float(beta @ beta)
     tr = float(np.sum(np.var(draws, axis=0, ddof=1)))
     return beta * (math.sqrt(max(0.0, 1.0 - tr / bb)) if bb > 0 else 0.0)
