@@ -14,7 +14,8 @@ over the 2.5-97.5 % spread of the estimates of these data sets, and the root-mea
 bootstrap sd over the real sd of the estimates.
 
 Run: ``python -m benchmarks._inference_functional_diagnosis N EPS REPS SEED [VARIANT ...]``
-(250 draws per interval, as in the benchmark). A diagnostic, not part of
+(250 draws per interval, as in the benchmark), or ``... adaptivity N EPS REPS SEED`` for
+:func:`adaptivity` (the library's world only). A diagnostic, not part of
 ``python -m benchmarks``; nothing is written.
 """
 
@@ -79,7 +80,33 @@ def score(models, variant, n_boot=250):
     )
 
 
+def adaptivity(models, n_boot=250):
+    """Why the intercept over-covers at a width equal to the spread: the basic interval
+    against the bias-aware hull, the correlation of the hull's width with the error, the
+    error's excess kurtosis and the sd of error / bse (1 for a non-adaptive pivot)."""
+    ins_h, ins_b, w_h, err, se = [], [], [], [], []
+    for m in models:
+        ns = m.noisy_statistics_
+        est, d = inf.bootstrap(ns, n_boot, random_state=inf.release_seed(*inf.released_values(ns)))
+        h, b = inf.bias_aware_interval(est, d, 0.05), inf.basic_interval(est, d, 0.05)
+        ins_h.append((h[:, 0] <= BETA) & (BETA <= h[:, 1]))
+        ins_b.append((b[:, 0] <= BETA) & (BETA <= b[:, 1]))
+        w_h.append(h[:, 1] - h[:, 0])
+        err.append(est - BETA)
+        se.append(d.std(axis=0, ddof=1))
+    w_h, err, se = np.array(w_h), np.array(err), np.array(se)
+    corr = [np.corrcoef(w_h[:, j], np.abs(err[:, j]))[0, 1] for j in range(err.shape[1])]
+    kurt = np.mean((err - err.mean(0)) ** 4, axis=0) / err.var(axis=0) ** 2 - 3.0
+    r = lambda v: " / ".join(f"{x:.3f}" for x in v)  # noqa: E731
+    print(f"coverage hull {r(np.mean(ins_h, 0))}, basic {r(np.mean(ins_b, 0))}")
+    print(f"corr(width, |error|) {r(corr)}; excess kurtosis of the error {r(kurt)}")
+    print(f"sd of error / bse {r((err / se).std(axis=0))}")
+
+
 def main(argv):
+    if argv[0] == "adaptivity":
+        n, eps, reps, seed = int(argv[1]), float(argv[2]), int(argv[3]), int(argv[4])
+        return adaptivity(list(releases(n, eps, reps, seed)))
     n, eps, reps, seed = int(argv[0]), float(argv[1]), int(argv[2]), int(argv[3])
     variants = argv[4:] or list(VARIANTS)
     models = list(releases(n, eps, reps, seed))
