@@ -29,7 +29,9 @@ Run: ``python -m benchmarks._inference_logistic_diagnosis decompose N EPS REPS [
 ``python -m benchmarks._inference_logistic_diagnosis splits N EPS REPS SHARE ...`` or
 ``python -m benchmarks._inference_logistic_diagnosis calibrate N EPS REPS [SHARE]`` or
 ``python -m benchmarks._inference_logistic_diagnosis cells N REPS SEED`` or
-``python -m benchmarks._inference_logistic_diagnosis nboot N EPS REPS``. Prints a
+``python -m benchmarks._inference_logistic_diagnosis nboot N EPS REPS`` or
+``python -m benchmarks._inference_logistic_diagnosis floor N EPS REPS`` (the shrinkage
+factor ``diag(I + H0^{-1} P)``, :func:`floor`). Prints a
 table, writes nothing; a diagnostic, not part of ``python -m benchmarks``.
 """
 
@@ -211,6 +213,27 @@ def nboot(n, eps, reps, seed=1, sizes=(300, 1000), ref=10_000):
         )
 
 
+def floor(n, eps, reps, seed=7):
+    """The shrinkage floor: the mean over ``reps`` fits (the rule's share) of
+    ``diag(I + H0^{-1} P)``, ``H0`` the loss Hessian at the true parameter and ``P`` the fit's
+    penalty. To first order a valid interval for theta0 is at least this many times the
+    estimator's own spread per coordinate (docs/inference.md, "Which oracle")."""
+    rng = np.random.default_rng(seed)
+    share = il.hessian_share(n, eps)
+    fac, gam, diag = [], [], []
+    for _ in range(reps):
+        X, y = simulate_logistic(n, rng)
+        m = _fit(X, y, (1 - share) * eps, rng)
+        H0 = loss_hessian(X, LOGIT_BETA)
+        fac.append(np.diag(np.eye(3) + np.linalg.solve(H0, il._penalty(m, 3))))
+        gam.append(float(m.gamma_))
+        diag.append(np.diag(H0))
+    print(
+        f"n={n} eps={eps:g} share={share:.3f} {reps} fits: gamma {np.mean(gam):.2f}, "
+        f"diag H0 {np.round(np.mean(diag, 0), 1)}, diag(I + H0^-1 P) {np.round(np.mean(fac, 0), 3)}"
+    )
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[0] == "cells":
@@ -218,6 +241,8 @@ def main(argv=None):
     what, n, eps, reps = argv[0], int(argv[1]), float(argv[2]), int(argv[3])
     if what == "nboot":
         nboot(n, eps, reps)
+    elif what == "floor":
+        floor(n, eps, reps)
     elif what == "decompose":
         decompose(n, eps, reps, *(float(a) for a in argv[4:5]))
     elif what == "calibrate":
@@ -225,7 +250,9 @@ def main(argv=None):
     elif what == "splits":
         splits(n, eps, reps, [float(a) for a in argv[4:]])
     else:
-        raise SystemExit("usage: decompose|calibrate|splits|nboot N EPS REPS ...|cells N REPS SEED")
+        raise SystemExit(
+            "usage: decompose|calibrate|splits|nboot|floor N EPS REPS ...|cells N REPS SEED"
+        )
 
 
 if __name__ == "__main__":

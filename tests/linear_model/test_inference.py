@@ -172,8 +172,9 @@ def test_residual_variance_is_not_inflated_at_small_n():
     for seed in range(15):
         X, y = data(1000, 100 + seed)
         ns = model(epsilon=1.0, random_state=seed).fit(X, y).noisy_statistics_
-        beta, G, _ = inf._bootstrap_world(ns)
-        bias = inf.rss_noise_bias(ns, beta, G, inf.noise_draws(ns, 100, np.random.default_rng(0)))
+        noises = inf.noise_draws(ns, 100, np.random.default_rng(0))
+        beta, G, _ = inf._bootstrap_world(ns, noises[0])
+        bias = inf.rss_noise_bias(ns, beta, G, noises)
         new.append(inf.residual_variance(ns, beta, bias) / truth)
         rss = inf._rss(ns, beta, ns.gram, ns.xty, ns.yty)
         old.append((max(rss, 0.0) + np.sqrt(2.0) * ns.yty_scale) / (ns.n - 3) / truth)
