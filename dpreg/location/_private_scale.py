@@ -46,10 +46,11 @@ The share (``scale_share="auto"``) uses public n, d and epsilon only (:func:`sca
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
-from .._bounds import DEFAULT_CANDIDATE_RANGE, private_median_mad_unchecked
+from .._bounds import DEFAULT_CANDIDATE_RANGE, RELIABLE_RANKS, private_median_mad_unchecked
 
 PRIVATE = "private"
 #: s_j = SCALE_FACTOR * private MAD_j (see the module docstring).
@@ -104,6 +105,29 @@ def scale_epsilon(share, epsilon, n_samples, n_features):
     if eps_s + rest > epsilon:
         rest = float(np.nextafter(rest, 0.0))
     return eps_s, rest
+
+
+def warn_if_unreliable(epsilon_scale, n_samples, n_features):
+    """Warn (before the spend, from public n, d and the scale budget only) when each of the
+    ``2 d`` scale draws gets less than ``RELIABLE_RANKS / n`` of budget.
+
+    Below that a draw lands outside the interquartile range of its column often enough
+    (``docs/private_workflow.md``, "Small data") that a released scale can be orders of
+    magnitude off: at n = 1,000, d = 2, epsilon = 0.25 two of four fits released scales
+    near 1e8-1e9 and intervals of width 1e10-1e11. The test may still pass (a huge scale
+    makes it easy), so the failure is silent without this warning.
+    """
+    ranks = epsilon_scale / (2.0 * n_features) * n_samples
+    if ranks < RELIABLE_RANKS:
+        warnings.warn(
+            f"scale='private' with n = {n_samples}, d = {n_features} and a scale budget of "
+            f"{epsilon_scale:.3g}: each of the {2 * n_features} scale draws gets about "
+            f"{ranks:.0f} ranks of budget (reliable from {RELIABLE_RANKS:.0f}), so a released "
+            "scale may be far from the data and the median too noisy to use. Give public "
+            "scales (scale=array) or a larger epsilon.",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def release_scales(X, epsilon, rng):

@@ -475,6 +475,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             share = _private_scale.check_scale_share(self.scale_share)
             self._scale_epsilon, epsilon = _private_scale.scale_epsilon(share, epsilon, n, d)
             check_epsilon(self._scale_epsilon / (2 * d), name="epsilon of one scale draw")
+            _private_scale.warn_if_unreliable(self._scale_epsilon, n, d)
             kind = "public"  # the median stage is the public-scale path with the released s
         trim = self._check_trim(n, d)
         if trim is not None:

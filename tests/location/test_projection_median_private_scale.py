@@ -285,3 +285,30 @@ def test_private_test_passes_on_real_data(package, item, cols, box):
     )
     print(package, item, np.round(err, 2))
     assert np.all(np.isfinite(est.location_)) and np.max(err) < 10.0
+
+
+def test_private_scale_warns_when_scale_draws_are_underfunded():
+    """At n = 1,000, d = 2, epsilon = 0.25 each scale draw gets ~16 ranks of budget (< 32):
+    the fit warns, from public quantities and before the spend (an accountant too small for
+    the fit still sees the warning and nothing is spent); at epsilon = 1 (~62 ranks) no such
+    warning."""
+    import warnings
+
+    from dpreg.exceptions import BudgetExceededError
+
+    X = np.random.default_rng(0).standard_normal((1000, 2))
+    kw = dict(norm="linf", scale="private", random_state=0)
+    acc = BudgetAccountant(epsilon=0.1, delta=1.0)
+    with pytest.warns(UserWarning, match="ranks of budget"):
+        with pytest.raises(BudgetExceededError):
+            PrivateProjectionMedian(epsilon=0.25, accountant=acc, **kw).fit(X)
+    assert acc.spent[0] == 0.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            PrivateProjectionMedian(epsilon=1.0, accountant=BudgetAccountant(delta=1.0), **kw).fit(
+                X
+            )
+        except PTRTestFailedError:
+            pass  # only the warning matters here
+    assert not [w for w in caught if "ranks of budget" in str(w.message)]
