@@ -45,12 +45,16 @@ The share (``scale_share="auto"``) uses public n, d and epsilon only (:func:`sca
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
 
-from .._bounds import DEFAULT_CANDIDATE_RANGE, RELIABLE_RANKS, private_median_mad_unchecked
+from .._bounds import (
+    DEFAULT_CANDIDATE_RANGE,
+    RELIABLE_RANKS,
+    check_share,
+    private_median_mad_unchecked,
+)
 
 PRIVATE = "private"
 #: s_j = SCALE_FACTOR * private MAD_j (see the module docstring).
@@ -65,17 +69,16 @@ MAX_SHARE = 0.25
 
 
 def check_scale_share(share):
-    """``"auto"`` or a number in (0, 1) (no data needed)."""
+    """``"auto"`` or a number in (0, 1) (no data needed; the shared share check of the
+    bounds helper)."""
     if isinstance(share, str) and share == "auto":
         return share
-    if (
-        isinstance(share, bool)
-        or not isinstance(share, numbers.Real)
-        or not np.isfinite(share)
-        or not 0 < share < 1
-    ):
-        raise ValueError(f"scale_share must be 'auto' or a number in (0, 1), got {share!r}.")
-    return float(share)
+    try:
+        return check_share(share, name="scale_share")
+    except ValueError:  # same check; the message also names the "auto" option
+        raise ValueError(
+            f"scale_share must be 'auto' or a number in (0, 1), got {share!r}."
+        ) from None
 
 
 def scale_epsilon(share, epsilon, n_samples, n_features):
