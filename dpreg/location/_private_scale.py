@@ -133,6 +133,28 @@ def warn_if_unreliable(epsilon_scale, n_samples, n_features):
         )
 
 
+#: 1.4826 / SCALE_FACTOR: a released s = 3 MAD in the normal standard deviation's units
+TRIM_FACTOR = 1.4826 / SCALE_FACTOR
+
+
+def trim_from_scale(s):
+    """``trim_scale="private"``: the released scales ``s`` in standard-deviation units
+    (``1.4826 MAD`` for normal data), for the trimmed-mean stage.
+
+    Post-processing of the scale release, so the trimmed stage (whose proof in
+    :mod:`dpreg.location._trimmed` holds for every fixed positive scale, centre and radius)
+    composes with it exactly as with a user's public ``trim_scale`` (same argument as for the
+    median stage, docs/projection_median.md section 2d). Positive and finite like ``s``."""
+    return np.maximum(np.asarray(s, dtype=float) * TRIM_FACTOR, MIN_SCALE)
+
+
+def max_trim_scale():
+    """Public upper bound of :func:`trim_from_scale` (the candidate range's width times the
+    factors): the pre-spend overflow check of the trimmed stage uses it."""
+    lo, hi = DEFAULT_CANDIDATE_RANGE
+    return SCALE_FACTOR * (hi - lo) * TRIM_FACTOR
+
+
 def release_scales(X, epsilon, rng):
     """The released per-coordinate scales ``s`` (shape ``(d,)``; module docstring).
 

@@ -289,9 +289,12 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     diagnostics : bool, default=False
         Store ``diagnostics_`` (raw safety margin, acceptance rate, ...). These are
         data-dependent and NOT differentially private; never publish them.
-    trim_scale : array-like of shape (n_features,) or None, default=None
+    trim_scale : array-like of shape (n_features,), "private" or None, default=None
         Public per-feature scales (e.g. known standard deviations; never computed from the
-        data being fitted). When given, the fit has a second stage: the projection median is
+        data being fitted), or ``"private"`` (only with ``scale="private"``) to reuse the
+        released private scales, converted to standard-deviation units
+        (``_private_scale.trim_from_scale``; no extra budget: they are public once released).
+        When given, the fit has a second stage: the projection median is
         released with ``(1 - trim_fraction) epsilon`` and then refined by two private trimmed
         means (``dpreg/location/_trimmed.py``), each averaging the rows whose scaled distance
         ``||(x - centre) / trim_scale||_2`` to the previous release is at most
@@ -440,11 +443,26 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         """Validated ``(scale, radius, fraction)`` of the trimmed-mean stage, or None."""
         if self.trim_scale is None:
             return None
-        scale = np.asarray(self.trim_scale, dtype=float)
+        if isinstance(self.trim_scale, str) and self.trim_scale == _private_scale.PRIVATE:
+            if not (isinstance(self.scale, str) and self.scale == _private_scale.PRIVATE):
+                raise ValueError(
+                    "trim_scale='private' reuses the scales released by scale='private'; "
+                    f"it needs scale='private', got scale={self.scale!r}."
+                )
+            # the released scales are not known yet: validate with their public upper bound
+            # (the trimmed stage itself uses trim_from_scale of the released ones, in fit)
+            scale = np.full(d, _private_scale.max_trim_scale())
+        elif isinstance(self.trim_scale, str):
+            raise ValueError(
+                f"trim_scale must be None, 'private' or {d} finite positive public scales "
+                f"(one per feature), got {self.trim_scale!r}."
+            )
+        else:
+            scale = np.asarray(self.trim_scale, dtype=float)
         if scale.shape != (d,) or not np.all(np.isfinite(scale)) or not np.all(scale > 0):
             raise ValueError(
-                f"trim_scale must be None or {d} finite positive public scales (one per "
-                f"feature), got {self.trim_scale!r}."
+                f"trim_scale must be None, 'private' or {d} finite positive public scales "
+                f"(one per feature), got {self.trim_scale!r}."
             )
         radius = check_epsilon(self.trim_radius, name="trim_radius")
         frac = check_epsilon(self.trim_fraction, name="trim_fraction")
@@ -733,6 +751,8 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         if trim is not None:  # released centre is public: trimmed means around it
             self.median_location_ = location
             scale, radius, frac = trim
+            if isinstance(self.trim_scale, str):  # "private": the released scales (public now)
+                scale = _private_scale.trim_from_scale(public_scale)
             eps_trim = frac * (total_epsilon - self._scale_epsilon)
             location = release_trimmed_mean(X, location, scale, radius, eps_trim, rng)
         self.location_ = location
