@@ -500,7 +500,9 @@ def public_scale(runs=20, n=1000, epsilon=4.0, dims=(2, 3, 5), big_runs=10, priv
     ``private=True`` replaces the public unit scales of the certificate by ``scale="private"``
     (scales released from the data with a share of the same epsilon; the trimmed means keep
     ``trim_scale=ones``, CoinPress's information), runs both variants in the n = 50,000 cells
-    too, and writes ``results/median_private_scale.csv``.
+    too, and writes ``results/median_private_scale.csv``. It adds a third variant,
+    ``trim_scale="private"``: the trimmed means reuse the released scales, so that variant
+    uses no public scale information at all.
     """
     rows = []
 
@@ -552,10 +554,13 @@ def public_scale(runs=20, n=1000, epsilon=4.0, dims=(2, 3, 5), big_runs=10, priv
     def variants(d):
         ones = np.ones(d)
         scale = "private" if private else ones
-        return (
+        out = (
             (f"{kind}_scale", {"scale": scale}),
             (f"{kind}_scale+trimmed", {"scale": scale, "trim_scale": ones}),
         )
+        if private:  # no public input at all: the trimmed means reuse the released scales
+            out += (("private_scale+private_trim", {"scale": scale, "trim_scale": "private"}),)
+        return out
 
     for d in dims:
         for label, extra in variants(d):
