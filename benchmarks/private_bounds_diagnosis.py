@@ -9,7 +9,8 @@ total ``epsilon``, over the same 75/25 splits, at a budget share ``share`` of th
   budget the bounds take, with the hand-written bounds;
 * ``oracle``: the estimator's own ``"private"`` path with the released boxes replaced by the
   exact targets of the release (per column median -/+ widen * MAD, or -/+ widen * median |x|
-  for a scale-only column; the same widening and the same clipping in ``predict``), fitted at
+  for a scale-only column, median -/+ widen * |median| for a relative one, the densest
+  window for a window one; the same clipping in ``predict``), fitted at
   ``(1 - share) epsilon`` (a). NOT private: it
   separates "the share is too big" from "the released bounds are bad";
 * ``private``: the real private-bounds fit;
@@ -21,8 +22,8 @@ Run ``python -m benchmarks.private_bounds_diagnosis [--repeats 20] [--shares aut
 Prints a table (medians over splits); diagnosis only, nothing is saved.
 
 ``--per-release`` adds, for every release of a fit (in the order ``fit_bounds`` makes them:
-scale-only units first, then one-draw relative units, then median / MAD units, each in
-column order), the share of splits where its box is off (width off by more than a factor
+scale-only units first, then one-draw relative or window units, then median / MAD units,
+each in column order), the share of splits where its box is off (width off by more than a factor
 2 or centre by more than half a width), and how often the private fit fails (score below
 ``--fail-below``) when that box is off and when every box is good. ``--set NAME=VALUE``
 overrides a numeric constant of
@@ -73,10 +74,26 @@ def exact_relative_box(X, epsilon, candidate_range, widen, rng, scale=None):
     return np.clip(m - half, *candidate_range), np.clip(m + half, *candidate_range)
 
 
+def exact_window_box(X, epsilon, candidate_range, width, rng, scale=None):
+    """The target of :func:`dpreg._bounds.private_window_box_unchecked` (no noise): per
+    column, the window ``[u_i, u_i + width]`` in ``u = asinh(x / s)`` that holds the most
+    values (the first such ``u_i``)."""
+    X = np.asarray(X, dtype=float).reshape(len(X), -1)
+    s = bounds_mod.FIT_ASINH_SCALE if scale is None else scale
+    lower, upper = np.empty(X.shape[1]), np.empty(X.shape[1])
+    for j in range(X.shape[1]):
+        u = np.sort(np.arcsinh(X[:, j] / s))
+        counts = np.searchsorted(u, u + width, side="right") - np.arange(u.size)
+        t = u[int(np.argmax(counts))]
+        lower[j], upper[j] = s * np.sinh(t), s * np.sinh(t + width)
+    return np.clip(lower, *candidate_range), np.clip(upper, *candidate_range)
+
+
 RELEASES = {
     "private_median_mad_unchecked": exact_median_mad,
     "private_abs_scale_unchecked": exact_abs_scale,
     "private_relative_box_unchecked": exact_relative_box,
+    "private_window_box_unchecked": exact_window_box,
 }
 
 

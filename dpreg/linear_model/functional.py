@@ -1012,6 +1012,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             ("bounds_X", "bounds_y"),
             groups=groups,
             relative_features=True,  # one draw per feature at small n * eps (relative_rule)
+            window_features=True,  # ... of the densest window (private_window_box_unchecked)
         )
         self.bounds_X_, self.bounds_y_ = bounds_X, bounds_y
         # released ("private") boxes are applied again in predict (see predict)
