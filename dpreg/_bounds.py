@@ -496,7 +496,13 @@ def private_window_box_unchecked(X, epsilon, candidate_range, width, rng, scale=
     ``exp(epsilon_j / 2)`` at every ``t`` and so does its normaliser (the interval and the
     base measure do not depend on the data), so the density ratio is at most
     ``exp(epsilon_j)``: the KNG argument of :mod:`dpreg.kng` with sensitivity 1 in the
-    ``linf`` norm (one dimension). The columns compose sequentially to ``sum_j
+    ``linf`` norm (one dimension). In floating point the same holds for the computed
+    steps: record ``i`` contributes ``1 + 1{t >= u_i} - 1{t >= fl(u_i - width)}``, which is 0
+    or 1 because ``fl(u_i - width) < u_i`` for finite ``u_i`` (``|u_i| < 710``, far below
+    where an ulp reaches ``width``), and a value so large that ``x / s`` overflows has ``u_i =
+    -/+inf``, whose two steps coincide: it is outside every window. The exact line sampler
+    sums these integers exactly. The
+    columns compose sequentially to ``sum_j
     epsilon_j``; ``width`` and ``scale`` are public, so the box, its clamping and anything
     later are post-processing. The draw is always finite and the box always has positive
     width, so nothing can raise on the data after the spend. A pooled unit of ``g``
@@ -543,7 +549,8 @@ def window_mechanism(values, epsilon, lower, upper, width, scale):
     ``width`` in ``u`` (public; :func:`window_draw` handles the other case)."""
     from .kng import KNG, StepGradient
 
-    u = np.arcsinh(np.asarray(values, dtype=float).ravel() / scale)
+    with np.errstate(over="ignore"):  # |x| / scale beyond 1.8e308: u = -/+inf, no warning
+        u = np.arcsinh(np.asarray(values, dtype=float).ravel() / scale)
     n = u.size
     grad = StepGradient(
         np.ones((2 * n, 1)),

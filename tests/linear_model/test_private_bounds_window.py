@@ -21,7 +21,8 @@ U_LO, U_HI = np.arcsinh(LO / SCALE), np.arcsinh(HI / SCALE)
 
 def _outside(values, t, width):
     """#{i : u_i not in (t, t + width]}, counted directly (independent of the sampler)."""
-    u = np.arcsinh(np.asarray(values, dtype=float) / SCALE)
+    with np.errstate(over="ignore"):
+        u = np.arcsinh(np.asarray(values, dtype=float) / SCALE)
     t = np.atleast_1d(np.asarray(t, dtype=float))
     inside = (u[None, :] > t[:, None]) & (u[None, :] <= t[:, None] + width)
     return u.size - inside.sum(axis=1)
@@ -30,7 +31,8 @@ def _outside(values, t, width):
 def _law(values, eps, width):
     """The exact law of t on [U_LO, U_HI - width], derived here: piecewise constant between
     the points u_i and u_i - width, weight exp(-eps / 2 * outside) on each piece."""
-    u = np.arcsinh(np.asarray(values, dtype=float) / SCALE)
+    with np.errstate(over="ignore"):
+        u = np.arcsinh(np.asarray(values, dtype=float) / SCALE)
     top = U_HI - width
     edges = np.unique(np.clip(np.concatenate([[U_LO, top], u, u - width]), U_LO, top))
     mids = (edges[:-1] + edges[1:]) / 2
@@ -108,7 +110,8 @@ def test_window_box_density_ratio_adversarial_neighbours():
                                  U_HI - width))  # fmt: skip
         base = _log_density(x, eps, width, grid)
         edge = SCALE * np.sinh(u + width)  # a value exactly at another window's right end
-        news = np.concatenate([x, -x, edge, [0.0, 1e12, -1e12, 1e-300], rng.normal(size=4) * 100])
+        hostile = [0.0, 1e12, -1e12, 1e-300, 1.5e308, -1.7e308]  # the last two: u = -/+inf
+        news = np.concatenate([x, -x, edge, hostile, rng.normal(size=4) * 100])
         for i in rng.choice(n, size=min(n, 3), replace=False):
             for new in news:
                 x2 = x.copy()
@@ -212,7 +215,7 @@ def test_window_on_a_range_shorter_than_the_width_draws_nothing():
 
 
 def test_functional_window_path_never_raises_after_spending(monkeypatch):
-    """Zero, constant, binary, centred and +/-1e12 columns at small n*eps (the window path,
+    """Zero, constant, binary, centred, +/-1e12 and 1.5e308 columns at small n*eps (the window path,
     checked with a spy): one ledger entry of the whole epsilon, finite boxes of positive
     width, finite predictions."""
     rng = np.random.default_rng(3)
@@ -225,6 +228,7 @@ def test_functional_window_path_never_raises_after_spending(monkeypatch):
             binary,
             np.where(rng.random(n) < 0.5, 1e12, -1e12),
             rng.normal(0, 5, n),
+            np.where(rng.random(n) < 0.2, 1.5e308, 3.0),  # x / s overflows: u = inf
         ]  # fmt: skip
     )
     y = rng.normal(10, 3, n)
@@ -235,7 +239,7 @@ def test_functional_window_path_never_raises_after_spending(monkeypatch):
         est = FunctionalLinearRegression(epsilon=0.5, bounds_X="private", bounds_y="private",
                                          accountant=acc, random_state=seed)  # fmt: skip
         est.fit(X, y)
-        assert [c[0] for c in calls].count("window") == 5
+        assert [c[0] for c in calls].count("window") == 6
         assert acc.ledger == [(0.5, 0.0)]
         lo, hi = est.bounds_X_
         assert np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(hi > lo)
