@@ -486,9 +486,9 @@ def private_window_box_unchecked(X, epsilon, candidate_range, width, rng, scale=
     quantiles), with the column's whole budget ``epsilon_j`` (a scalar ``epsilon`` split
     equally over the columns, or one amount per column). The box is ``[s sinh(t), s sinh(t +
     width)]``, clamped into the range. It is the exponential mechanism with the utility
-    "number of values in the window" (``n - g_D``), drawn by the exact KNG sampler of
-    :mod:`dpreg.tools._quantile` (the same exact line sampler: ``g_D`` is a step function
-    with jumps ``+1`` at ``u_i`` and ``-1`` at ``u_i - width``, offset ``n``).
+    "number of values in the window" (``n - g_D``), drawn by the exact KNG line sampler
+    that draws the private quantiles of :mod:`dpreg.tools._quantile` (``g_D`` is a step
+    function with jumps ``+1`` at ``u_i`` and ``-1`` at ``u_i - width``, offset ``n``).
 
     **Privacy (proof).** Replace-one adjacency, ``n`` public. Replacing one record changes
     one term ``1{u_i not in (t, t + width]}`` of ``g_D(t)``, by at most 1, at every ``t``:
@@ -501,10 +501,9 @@ def private_window_box_unchecked(X, epsilon, candidate_range, width, rng, scale=
     or 1 because ``fl(u_i - width) < u_i`` for finite ``u_i`` (``|u_i| < 710``, far below
     where an ulp reaches ``width``), and a value so large that ``x / s`` overflows has ``u_i =
     -/+inf``, whose two steps coincide: it is outside every window. The exact line sampler
-    sums these integers exactly. The
-    columns compose sequentially to ``sum_j
-    epsilon_j``; ``width`` and ``scale`` are public, so the box, its clamping and anything
-    later are post-processing. The draw is always finite and the box always has positive
+    sums these integers exactly. The columns compose sequentially to ``sum_j epsilon_j``;
+    ``width`` and ``scale`` are public, so the box, its clamping and anything later are
+    post-processing. The draw is always finite and the box always has positive
     width, so nothing can raise on the data after the spend. A pooled unit of ``g``
     columns (:func:`pooled_release_epsilon`) changes at most ``g`` terms per row, hence
     ``g_D`` by at most ``g``, and its call gets the budget divided by ``g``.
@@ -521,7 +520,8 @@ def private_window_box_unchecked(X, epsilon, candidate_range, width, rng, scale=
     (``docs/private_workflow.md``, "The window box"). Like the relative box it assumes a
     column that keeps one sign (positive measurements): a column centred at 0 gets a
     window on one side of 0 (or a tiny one around it) and is clipped to a near-binary
-    column; clipping keeps the order, so a binary column stays binary.
+    column; clipping keeps the order, so a binary column stays binary unless the window
+    misses both of its values.
 
     Examples
     --------
