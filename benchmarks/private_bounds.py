@@ -3,7 +3,9 @@
 The private fit is the estimator itself with ``bounds_X="private"`` (and ``bounds_y="private"``
 where the estimator needs y bounds) at total ``epsilon``: ``bounds_share`` of it goes to one
 joint release of the per-column private median and MAD of every column
-(:func:`dpreg._bounds.fit_bounds`), the rest to the model, one ledger entry. The private
+(:func:`dpreg._bounds.fit_bounds`; at small n * epsilon one draw per feature instead: the
+window box for the linear model, the relative box for the KNG, a scale-only box for the
+logistic model), the rest to the model, one ledger entry. The private
 fit's ``predict`` clips X (and the linear model's output) into the released boxes.
 
 The public-bounds fit uses data-independent bounds written by hand (``dpreg.demo`` for the
