@@ -30,6 +30,7 @@ Run: ``python -m benchmarks.realdata [--quick | --full] [--regression-only]``; w
 from __future__ import annotations
 
 import importlib
+import re
 import time
 
 import numpy as np
@@ -66,6 +67,10 @@ DPREG = {
     "dpreg boost": dict(boost_rounds=2),
     "dpreg boost auto": dict(boost_rounds="auto"),
 }
+#: columns only the targeted mode (``--cells ... --method NAME``) runs, never the matrix:
+#: explicit rounds on the (epsilon, delta) path (``"auto"`` does not boost with delta > 0;
+#: the rounds stay pure epsilon, the fit is (epsilon, 1e-6)-DP like the anchors)
+TARGETED_ONLY = {"dpreg boost (delta)": dict(boost_rounds=2, delta=DELTA)}
 ANCHORS = ("AdaSSP", "BoostedAdaSSP", "TukeyEM")
 BOUNDED_ANCHORS = ("AdaSSP", "BoostedAdaSSP")
 OPTIONAL = ("benchmarks.realdata_logistic", "benchmarks.realdata_location")
@@ -103,7 +108,8 @@ def _fold_scores(data, train, test, eps_grid, reps, seed, methods=None):
     for eps in eps_grid:
         for rep in range(reps):
             rs = seed + 7919 * rep + int(1000 * eps)
-            for name, kw in _dpreg_methods().items():
+            extra = TARGETED_ONLY if methods is not None else {}
+            for name, kw in {**_dpreg_methods(), **extra}.items():
                 if methods is not None and name not in methods:
                     continue
                 model = FunctionalLinearRegression(
@@ -136,6 +142,18 @@ def _fold_scores(data, train, test, eps_grid, reps, seed, methods=None):
     return out
 
 
+def _paired_gaps(df, method="dpreg boost auto"):
+    """Per epsilon of one data set's matrix runs: the goal's gap of ``method`` and its paired
+    standard error (:func:`paired_gap` over the 5 held-out folds; ``{}`` without the columns)."""
+    if method not in set(df["method"]) or not set(ANCHORS) <= set(df["method"]):
+        return {}
+    out = {}
+    for eps, g in df.groupby("epsilon", sort=False):
+        pg = paired_gap(g.assign(split=0), method, clusters=False)
+        out[eps] = dict(gap_paired=pg["gap"], gap_se_paired=pg["gap_se_paired"])
+    return out
+
+
 def reps_for(n, quick=False):
     """Noise draws per fold for a data set of ``n`` rows (a public rule; see ``REPS``)."""
     if quick:
@@ -162,8 +180,9 @@ def run_regression(quick=False, names=None, eps_grid=None, reps=None):
         folds = KFold(5, shuffle=True, random_state=0).split(data.X)
         r = reps or reps_for(len(data.y), quick)
         for f, (train, test) in enumerate(folds):
-            res += _fold_scores(data, train, test, eps_grid, r, seed=100 * f)
-        df = pd.DataFrame(res, columns=["epsilon", "rep", "method", "r2", "passed"])
+            res += [(f, *row) for row in _fold_scores(data, train, test, eps_grid, r, 100 * f)]
+        df = pd.DataFrame(res, columns=["fold", "epsilon", "rep", "method", "r2", "passed"])
+        paired = _paired_gaps(df)
         for (eps, method), g in df.groupby(["epsilon", "method"], sort=False):
             rows.append(
                 dict(
@@ -178,6 +197,7 @@ def run_regression(quick=False, names=None, eps_grid=None, reps=None):
                     score_se=median_se(g["r2"]),
                     pass_rate=float(g["passed"].mean()),
                     runs=len(g),
+                    **(paired.get(eps, {}) if method == "dpreg boost auto" else {}),
                 )
             )
         print(f"{name}: {time.perf_counter() - t0:.1f} s")
@@ -238,7 +258,7 @@ def _bars(med, pass_rate):
     return bars
 
 
-def paired_gap(units, method="dpreg boost auto", resamples=PAIRED_RESAMPLES):
+def paired_gap(units, method="dpreg boost auto", resamples=PAIRED_RESAMPLES, clusters=True):
     """The goal's gap in one cell with its *paired* standard error.
 
     ``units`` holds the rows of :func:`run_cells` for one (data set, epsilon). The gap is
@@ -252,6 +272,10 @@ def paired_gap(units, method="dpreg boost auto", resamples=PAIRED_RESAMPLES):
     added in quadrature, as if independent) for comparison; ``mean_diff`` and its standard
     error are the mean over units of ``method - anchor`` (the bar-setting anchor) with the
     standard error of the fold means.
+
+    With ``clusters=False`` a resample instead redraws the noise draws *within* each held-out
+    fold (rows of one unit stay together): the Monte Carlo error given the split, for the
+    matrix's single split, whose 5 folds are too few to resample.
     """
     wide = units.pivot_table(index=["split", "fold", "rep"], columns="method", values="r2")
     passed = units[units["method"] == "TukeyEM"]["passed"].mean()
@@ -261,8 +285,8 @@ def paired_gap(units, method="dpreg boost auto", resamples=PAIRED_RESAMPLES):
     bars = _bars(med, passed)
     anchor = max(bars, key=bars.get)
     gap = med[method] - bars[anchor]
-    clusters = wide.index.droplevel("rep")
-    keys, idx = np.unique(clusters.to_numpy(), return_inverse=True)
+    held_out = wide.index.droplevel("rep")
+    keys, idx = np.unique(held_out.to_numpy(), return_inverse=True)
     groups = [np.flatnonzero(idx == k) for k in range(len(keys))]
     rng = np.random.default_rng(0)
     gaps = np.empty(resamples)
@@ -270,8 +294,11 @@ def paired_gap(units, method="dpreg boost auto", resamples=PAIRED_RESAMPLES):
     i_b = [cols.index(a) for a in bars]
     shift = np.array([0.0 if a == "TukeyEM" else 0.005 for a in bars])
     for b in range(resamples):
-        pick = rng.integers(0, len(groups), size=len(groups))
-        rows = np.concatenate([groups[k] for k in pick])
+        if clusters:
+            pick = rng.integers(0, len(groups), size=len(groups))
+            rows = np.concatenate([groups[k] for k in pick])
+        else:
+            rows = np.concatenate([g[rng.integers(0, len(g), size=len(g))] for g in groups])
         m = np.median(vals[rows][:, [i_m, *i_b]], axis=0)
         gaps[b] = m[0] - np.max(m[1:] - shift)
     diff = wide[method] - wide[anchor]
@@ -312,12 +339,16 @@ def cells_summary(units, method="dpreg boost auto"):
 
 
 def run_targeted(cells, reps, splits, method="dpreg boost auto"):
-    """``--cells``: write ``realdata_cells.csv`` (every unit) and ``realdata_cells.md``."""
+    """``--cells``: write ``realdata_cells.csv`` (every unit) and ``realdata_cells.md``
+    (``realdata_cells_<method>.*`` for another ``method``)."""
     t0, c0 = time.perf_counter(), time.process_time()
     units = run_cells(cells, reps, splits, method)
     tab = cells_summary(units, method)
     cpu = time.process_time() - c0
-    save(units, "realdata_cells")
+    stem = "realdata_cells"
+    if method != "dpreg boost auto":
+        stem += "_" + "_".join(re.findall(r"[a-z0-9]+", method.lower()))
+    save(units, stem)
     spec = ",".join(f"{n}:{e:g}" for n, e in cells)
     cmd = f"python -m benchmarks.realdata --cells {spec} --reps {reps} --splits {splits}"
     if method != "dpreg boost auto":
@@ -334,7 +365,7 @@ def run_targeted(cells, reps, splits, method="dpreg boost auto"):
     )
     text = _markdown(tab.round(4))
     print(text)
-    (results_dir() / "realdata_cells.md").write_text(head + text + "\n")
+    (results_dir() / f"{stem}.md").write_text(head + text + "\n")
     return tab
 
 
@@ -351,6 +382,16 @@ def collect(quick=False, regression_only=False):
     return pd.DataFrame(rows)
 
 
+def targeted_section(quick=False):
+    """The committed targeted, paired re-runs (``realdata_cells.md``), appended to the
+    matrix's summary: they decide the cells the matrix's run count left open."""
+    path = results_dir(quick) / "realdata_cells.md"
+    if quick or not path.exists():
+        return ""
+    body = path.read_text().split("\n", 1)[1]
+    return "\n## Targeted cells, paired (`realdata_cells.md`)\n" + body
+
+
 def run(quick=False, regression_only=False):
     """Run the matrix and write ``realdata.csv``, ``.png`` and ``.md`` (the suite's entry)."""
     t0 = time.perf_counter()
@@ -362,7 +403,7 @@ def run(quick=False, regression_only=False):
     cmd += " --regression-only" if regression_only else ""
     took = f"{time.perf_counter() - t0:.0f} s wall time on a shared, loaded 2-core machine"
     head = f"# Real-data matrix\n\nProduced by `{cmd}` ({took}).\n\n"
-    (results_dir(quick) / "realdata.md").write_text(head + text + "\n")
+    (results_dir(quick) / "realdata.md").write_text(head + text + "\n" + targeted_section(quick))
     return df
 
 
@@ -409,9 +450,15 @@ def goals(df):
                     tukey is None or s[method] >= tukey
                 )
         if "dpreg boost auto" in s and se:
-            # gap to the bar and its Monte Carlo standard error (independent medians)
+            # gap to the bar and its Monte Carlo standard error: paired (a cluster bootstrap
+            # over the held-out folds both sides share, ``paired_gap``) when the run stored it,
+            # else the two medians' standard errors in quadrature (as if independent)
             row["boost_auto_gap"] = s["dpreg boost auto"] - bar
-            row["gap_se"] = float(np.hypot(se["dpreg boost auto"], se[anchor]))
+            paired = g.loc[g["method"] == "dpreg boost auto"]
+            if "gap_se_paired" in g and paired["gap_se_paired"].notna().all():
+                row["gap_se"] = float(paired["gap_se_paired"].iloc[0])
+            else:
+                row["gap_se"] = float(np.hypot(se["dpreg boost auto"], se[anchor]))
         out.append(row)
     return pd.DataFrame(out)
 
@@ -513,6 +560,8 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     if args.cells:
+        if args.method not in {**DPREG, **TARGETED_ONLY}:
+            parser.error(f"--method must be one of {sorted({**DPREG, **TARGETED_ONLY})}")
         run_targeted(parse_cells(args.cells), args.reps, args.splits, args.method)
         return
     run(quick=args.quick, regression_only=args.regression_only)

@@ -264,6 +264,16 @@ def _markdown(df):
     return "\n".join([head, rule, *body])
 
 
+def targeted_section(quick=False):
+    """The committed targeted, paired re-runs (``realdata_logistic_cells.md``), appended to the
+    matrix's summary: they decide the cells the matrix's run count left open."""
+    path = results_dir(quick) / "realdata_logistic_cells.md"
+    if quick or not path.exists():
+        return ""
+    body = path.read_text().split("\n", 1)[1]
+    return "\n\n## Targeted cells, paired (`realdata_logistic_cells.md`)\n" + body
+
+
 def run_targeted(cells, reps):
     """``--cells``: write ``realdata_logistic_cells.csv`` (per fold) and ``.md``."""
     t0, c0 = time.perf_counter(), time.process_time()
@@ -397,6 +407,7 @@ def main(argv=None):
     head = f"# Real-data matrix: classification\n\nProduced by `{cmd}` in "
     head += f"{time.perf_counter() - t0:.0f} s (2 shared cores, loaded machine)"
     head += f"; rows of {kept} kept from the previous run.\n\n" if kept else ".\n\n"
+    text += targeted_section(args.quick)
     (results_dir(args.quick) / "realdata_logistic.md").write_text(head + text + "\n")
 
 

@@ -129,3 +129,62 @@ def test_logistic_cells_summary_is_the_paired_mean_difference():
     assert sgd["se"] < 0.001  # the shared fold difficulty cancels in the pair
     assert sgd["verdict"] == "met (beyond 2 se)"
     assert tab.loc["output perturbation (tuned)", "verdict"] == "not met (beyond 2 se)"
+
+
+def test_matrix_goal_uses_the_paired_se_when_the_run_stored_it():
+    def _cell(method, score, se, pass_rate=1.0):
+        return dict(
+            task="regression",
+            dataset="toy",
+            epsilon=1.0,
+            method=method,
+            metric="R2",
+            score=score,
+            score_se=se,
+            pass_rate=pass_rate,
+        )
+
+    rows = [
+        _cell("AdaSSP", 0.30, 0.01),
+        _cell("BoostedAdaSSP", 0.40, 0.03),
+        _cell("TukeyEM", 0.50, 0.02, pass_rate=0.2),
+        dict(_cell("dpreg boost auto", 0.38, 0.04), gap_paired=-0.015, gap_se_paired=0.004),
+    ]
+    g = realdata.goals(pd.DataFrame(rows)).iloc[0]
+    assert g["boost_auto_gap"] == pytest.approx(0.38 - 0.395)
+    assert g["gap_se"] == 0.004  # not hypot(0.04, 0.03)
+    # -0.015 < -2 * 0.004: with the paired se this miss is beyond the Monte Carlo error
+    assert "0 of its 1 unmet cells" in realdata.summary(pd.DataFrame(rows))
+
+
+def test_within_fold_resampling_keeps_the_split_fixed():
+    u = _units(fold_effect=0.05, own_sd=0.005, gap=0.01, n_folds=5, reps=40)
+    within = realdata.paired_gap(u, clusters=False)
+    # given the split, the fold effect is no error at all: about the noise of the difference
+    assert within["gap_se_paired"] < 0.002
+    assert within["gap"] == realdata.paired_gap(u)["gap"]
+
+
+def test_variants_run_is_paired_and_restores_the_targeted_methods():
+    from benchmarks import realdata_variants as rv
+
+    before = dict(realdata.TARGETED_ONLY)
+    variants = {"auto": rv.VARIANTS["auto"], "2 rounds": rv.VARIANTS["2 rounds"]}
+    u = rv.run([("diabetes", 4.0)], splits=1, reps=1, variants=variants)
+    assert realdata.TARGETED_ONLY == before
+    per_unit = u.groupby(["split", "fold", "rep"])["method"].nunique()
+    assert (per_unit == 2 + len(realdata.ANCHORS)).all()
+    g = rv.gaps(u, variants)
+    assert list(g["variant"]) == ["auto", "2 rounds"]
+    # diabetes: n * eps = 1,414 < 2,000, so "auto" is the one-shot fit, unlike 2 rounds
+    wide = u.pivot_table(index=["split", "fold", "rep"], columns="method", values="r2")
+    assert not np.allclose(wide["v auto"], wide["v 2 rounds"])
+    assert "| (bar) |" in rv.table(g)
+
+
+def test_targeted_sections_are_appended_to_the_goal_tables():
+    sec = realdata.targeted_section()
+    assert sec.startswith("\n## Targeted cells, paired") and "--cells" in sec
+    assert realdata.targeted_section(quick=True) == ""
+    sec = rl.targeted_section()
+    assert "## Targeted cells, paired" in sec and "--cells" in sec
