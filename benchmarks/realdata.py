@@ -25,6 +25,15 @@ at least ``dataset``, ``epsilon``, ``method`` and ``score`` (plus ``task`` and `
 Run: ``python -m benchmarks.realdata [--quick | --full] [--regression-only]``; writes
 ``realdata.csv``, ``realdata.png`` and ``realdata.md`` to ``benchmarks/results/``
 (``results/quick/`` with ``--quick``). ``--regression-only`` leaves out the optional modules.
+The goals table's ``gap_se`` is paired (:func:`paired_gap` with the draws resampled within
+the held-out folds both methods share).
+
+Targeted mode: ``python -m benchmarks.realdata --cells college:0.5,cps1988:4 [--reps R]
+[--splits S] [--method NAME]`` re-runs only those cells, only ``NAME`` (default
+``dpreg boost auto``) and the anchors, over ``S`` shuffled 5-fold splits (split 0 = the
+matrix's split and seeds) x ``R`` draws per fold, and decides the goal with the paired
+standard error of :func:`paired_gap` (cluster bootstrap over held-out folds); writes
+``realdata_cells.csv``/``.md``, which the matrix's ``realdata.md`` then appends.
 """
 
 from __future__ import annotations

@@ -45,6 +45,12 @@ subsamples Fertility to 20,000 rows (a full run uses all of them).
 Run ``python -m benchmarks.realdata_logistic [--quick]``: writes ``realdata_logistic.csv``,
 ``.png`` and ``.md`` to ``benchmarks/results/`` (``results/quick/`` with ``--quick``).
 ``run(quick)`` returns the rows (a list of dicts) for ``benchmarks.realdata``.
+
+Targeted mode: ``python -m benchmarks.realdata_logistic --cells breast_cancer:0.25,default:0.1
+--reps R`` runs only those (data set, epsilon) cells, R repetitions of the 5-fold CV (the first
+ones are the full run's fits), and writes the paired differences dpreg - anchor with their
+standard errors to ``realdata_logistic_cells.csv``/``.md`` (appended to
+``realdata_logistic.md`` by the next full run).
 """
 
 from __future__ import annotations
