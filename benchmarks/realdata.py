@@ -25,11 +25,21 @@ at least ``dataset``, ``epsilon``, ``method`` and ``score`` (plus ``task`` and `
 Run: ``python -m benchmarks.realdata [--quick | --full] [--regression-only]``; writes
 ``realdata.csv``, ``realdata.png`` and ``realdata.md`` to ``benchmarks/results/``
 (``results/quick/`` with ``--quick``). ``--regression-only`` leaves out the optional modules.
+The goals table's ``gap_se`` is paired (:func:`paired_gap` with the draws resampled within
+the held-out folds both methods share).
+
+Targeted mode: ``python -m benchmarks.realdata --cells college:0.5,cps1988:4 [--reps R]
+[--splits S] [--method NAME]`` re-runs only those cells, only ``NAME`` (default
+``dpreg boost auto``) and the anchors, over ``S`` shuffled 5-fold splits (split 0 = the
+matrix's split and seeds) x ``R`` draws per fold, and decides the goal with the paired
+standard error of :func:`paired_gap` (cluster bootstrap over held-out folds); writes
+``realdata_cells.csv``/``.md``, which the matrix's ``realdata.md`` then appends.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 import time
 
 import numpy as np
@@ -66,6 +76,10 @@ DPREG = {
     "dpreg boost": dict(boost_rounds=2),
     "dpreg boost auto": dict(boost_rounds="auto"),
 }
+#: columns only the targeted mode (``--cells ... --method NAME``) runs, never the matrix:
+#: explicit rounds on the (epsilon, delta) path (``"auto"`` does not boost with delta > 0;
+#: the rounds stay pure epsilon, the fit is (epsilon, 1e-6)-DP like the anchors)
+TARGETED_ONLY = {"dpreg boost (delta)": dict(boost_rounds=2, delta=DELTA)}
 ANCHORS = ("AdaSSP", "BoostedAdaSSP", "TukeyEM")
 BOUNDED_ANCHORS = ("AdaSSP", "BoostedAdaSSP")
 OPTIONAL = ("benchmarks.realdata_logistic", "benchmarks.realdata_location")
@@ -86,7 +100,10 @@ def _dpreg_methods():
     }
 
 
-def _fold_scores(data, train, test, eps_grid, reps, seed):
+def _fold_scores(data, train, test, eps_grid, reps, seed, methods=None):
+    """Held-out R^2 of every method (or of those named in ``methods``) on one fold: rows
+    ``(epsilon, rep, method, r2, passed)``; run ``rep`` of every method uses the same noise
+    seed ``seed + 7919 rep + 1000 epsilon`` and the same split (paired runs)."""
     X, y = data.X, data.y
     box = Box.from_bounds(data.bounds_X, data.bounds_y, X.shape[1])
     Z, w = box.design(X[train]), box.target(y[train])
@@ -100,7 +117,10 @@ def _fold_scores(data, train, test, eps_grid, reps, seed):
     for eps in eps_grid:
         for rep in range(reps):
             rs = seed + 7919 * rep + int(1000 * eps)
-            for name, kw in _dpreg_methods().items():
+            extra = TARGETED_ONLY if methods is not None else {}
+            for name, kw in {**_dpreg_methods(), **extra}.items():
+                if methods is not None and name not in methods:
+                    continue
                 model = FunctionalLinearRegression(
                     epsilon=eps, random_state=rs, accountant=acc, **kw
                 )
@@ -109,8 +129,10 @@ def _fold_scores(data, train, test, eps_grid, reps, seed):
                     model.fit(X[train], y[train])
                 else:
                     model.fit_statistics(stats)
-                out.append((eps, name, r2_score(y_test, model.predict(X[test])), True))
+                out.append((eps, rep, name, r2_score(y_test, model.predict(X[test])), True))
             for name in ANCHORS:
+                if methods is not None and name not in methods:
+                    continue
                 passed = True
                 if name == "AdaSSP":
                     beta = adassp(Z, w, eps, DELTA, rs)
@@ -122,8 +144,22 @@ def _fold_scores(data, train, test, eps_grid, reps, seed):
                     except PTRFailed:
                         # nothing is released: the user is left with the data-free guess
                         beta, passed = np.zeros(Z.shape[1]), False
-                out.append((eps, name, r2_score(y_test, box.predict(beta, X[test])), passed))
-            out.append((eps, "OLS (non-private)", ols_r2, True))
+                r2 = r2_score(y_test, box.predict(beta, X[test]))
+                out.append((eps, rep, name, r2, passed))
+            if methods is None or "OLS (non-private)" in methods:
+                out.append((eps, rep, "OLS (non-private)", ols_r2, True))
+    return out
+
+
+def _paired_gaps(df, method="dpreg boost auto"):
+    """Per epsilon of one data set's matrix runs: the goal's gap of ``method`` and its paired
+    standard error (:func:`paired_gap` over the 5 held-out folds; ``{}`` without the columns)."""
+    if method not in set(df["method"]) or not set(ANCHORS) <= set(df["method"]):
+        return {}
+    out = {}
+    for eps, g in df.groupby("epsilon", sort=False):
+        pg = paired_gap(g.assign(split=0), method, clusters=False)
+        out[eps] = dict(gap_paired=pg["gap"], gap_se_paired=pg["gap_se_paired"])
     return out
 
 
@@ -153,8 +189,9 @@ def run_regression(quick=False, names=None, eps_grid=None, reps=None):
         folds = KFold(5, shuffle=True, random_state=0).split(data.X)
         r = reps or reps_for(len(data.y), quick)
         for f, (train, test) in enumerate(folds):
-            res += _fold_scores(data, train, test, eps_grid, r, seed=100 * f)
-        df = pd.DataFrame(res, columns=["epsilon", "method", "r2", "passed"])
+            res += [(f, *row) for row in _fold_scores(data, train, test, eps_grid, r, 100 * f)]
+        df = pd.DataFrame(res, columns=["fold", "epsilon", "rep", "method", "r2", "passed"])
+        paired = _paired_gaps(df)
         for (eps, method), g in df.groupby(["epsilon", "method"], sort=False):
             rows.append(
                 dict(
@@ -169,10 +206,176 @@ def run_regression(quick=False, names=None, eps_grid=None, reps=None):
                     score_se=median_se(g["r2"]),
                     pass_rate=float(g["passed"].mean()),
                     runs=len(g),
+                    **(paired.get(eps, {}) if method == "dpreg boost auto" else {}),
                 )
             )
         print(f"{name}: {time.perf_counter() - t0:.1f} s")
     return rows
+
+
+#: fold seeds of the targeted mode: split ``s`` shuffles the 5 folds with ``random_state=s`` and
+#: seeds fold ``f`` with ``100 f + SPLIT_SEED_STEP s``, so split 0 is the matrix's own split and
+#: seeds (its first ``reps`` draws per fold are the matrix's runs)
+SPLIT_SEED_STEP = 1_000_000
+#: cluster-bootstrap resamples behind the paired standard errors of the targeted mode
+PAIRED_RESAMPLES = 2000
+
+
+def parse_cells(text):
+    """``"college:0.5,college:1"`` -> ``[("college", 0.5), ("college", 1.0)]`` (checked)."""
+    cells = []
+    for item in text.split(","):
+        name, sep, eps = item.strip().partition(":")
+        if not sep or name not in sets.LOADERS:
+            raise ValueError(
+                f"cell {item!r}: expected DATASET:EPSILON with DATASET in {sorted(sets.LOADERS)}"
+            )
+        cells.append((name, float(eps)))
+    return cells
+
+
+def run_cells(cells, reps, splits, method="dpreg boost auto"):
+    """Paired runs of ``method`` and the anchors in the named (data set, epsilon) cells only.
+
+    Every (split, fold, rep) is one *unit*: ``method`` and each anchor are fitted on the same
+    training rows and scored on the same held-out rows (the noise draws are independent
+    mechanisms either way). Returns one row per unit and method: ``dataset, epsilon, split,
+    fold, rep, method, r2, passed``.
+    """
+    methods = {method, *ANCHORS}
+    res = []
+    for name in dict.fromkeys(c[0] for c in cells):
+        data = sets.load(name)
+        eps_grid = [e for c, e in cells if c == name]
+        for s in range(splits):
+            folds = KFold(5, shuffle=True, random_state=s).split(data.X)
+            for f, (train, test) in enumerate(folds):
+                seed = 100 * f + SPLIT_SEED_STEP * s
+                for eps, rep, m, r2, ok in _fold_scores(
+                    data, train, test, eps_grid, reps, seed, methods
+                ):
+                    res.append((name, eps, s, f, rep, m, r2, ok))
+    cols = ["dataset", "epsilon", "split", "fold", "rep", "method", "r2", "passed"]
+    return pd.DataFrame(res, columns=cols)
+
+
+def _bars(med, pass_rate):
+    """The goal's bars: bounded anchors' median - 0.005; TukeyEM's median where it passed."""
+    bars = {a: med[a] - 0.005 for a in BOUNDED_ANCHORS}
+    if pass_rate >= 0.5:
+        bars["TukeyEM"] = med["TukeyEM"]
+    return bars
+
+
+def paired_gap(units, method="dpreg boost auto", resamples=PAIRED_RESAMPLES, clusters=True):
+    """The goal's gap in one cell with its *paired* standard error.
+
+    ``units`` holds the rows of :func:`run_cells` for one (data set, epsilon). The gap is
+    ``median(method) - max(bars)`` (:func:`_bars`), as in :func:`goals`. Its standard error
+    comes from a cluster bootstrap over the (split, fold) pairs: a resample draws whole
+    held-out folds (all their noise draws, every method's scores together), recomputes every
+    median and the bar, and the standard error is the spread of the resampled gaps. Because
+    both sides of the gap are recomputed on the same resampled folds, the variation a fold
+    shares between methods (how hard its held-out rows are) cancels. ``gap_se_independent``
+    is the matrix's :func:`goals` formula (the two medians' own bootstrap standard errors
+    added in quadrature, as if independent) for comparison; ``mean_diff`` and its standard
+    error are the mean over units of ``method - anchor`` (the bar-setting anchor) with the
+    standard error of the fold means.
+
+    With ``clusters=False`` a resample instead redraws the noise draws *within* each held-out
+    fold (rows of one unit stay together): the Monte Carlo error given the split, for the
+    matrix's single split, whose 5 folds are too few to resample.
+    """
+    wide = units.pivot_table(index=["split", "fold", "rep"], columns="method", values="r2")
+    passed = units[units["method"] == "TukeyEM"]["passed"].mean()
+    cols = list(wide.columns)
+    vals = wide.to_numpy()
+    med = dict(zip(cols, np.median(vals, axis=0)))
+    bars = _bars(med, passed)
+    anchor = max(bars, key=bars.get)
+    gap = med[method] - bars[anchor]
+    held_out = wide.index.droplevel("rep")
+    keys, idx = np.unique(held_out.to_numpy(), return_inverse=True)
+    groups = [np.flatnonzero(idx == k) for k in range(len(keys))]
+    rng = np.random.default_rng(0)
+    gaps = np.empty(resamples)
+    i_m = cols.index(method)
+    i_b = [cols.index(a) for a in bars]
+    shift = np.array([0.0 if a == "TukeyEM" else 0.005 for a in bars])
+    for b in range(resamples):
+        if clusters:
+            pick = rng.integers(0, len(groups), size=len(groups))
+            rows = np.concatenate([groups[k] for k in pick])
+        else:
+            rows = np.concatenate([g[rng.integers(0, len(g), size=len(g))] for g in groups])
+        m = np.median(vals[rows][:, [i_m, *i_b]], axis=0)
+        gaps[b] = m[0] - np.max(m[1:] - shift)
+    diff = wide[method] - wide[anchor]
+    fold_means = diff.groupby(level=["split", "fold"]).mean()
+    return dict(
+        method=method,
+        runs=len(wide),
+        folds=len(groups),
+        score=med[method],
+        bar_anchor=anchor,
+        anchor_score=med[anchor],
+        bar=bars[anchor],
+        tukey_pass_rate=passed,
+        gap=gap,
+        gap_se_paired=float(np.std(gaps)),
+        gap_lo95=float(np.quantile(gaps, 0.025)),
+        gap_hi95=float(np.quantile(gaps, 0.975)),
+        gap_se_independent=float(np.hypot(median_se(wide[method]), median_se(wide[anchor]))),
+        mean_diff=float(diff.mean()),
+        mean_diff_se=float(fold_means.std() / np.sqrt(len(fold_means))),
+    )
+
+
+def verdict(gap, se):
+    """``met`` when the gap is >= 0; said to be within noise when |gap| < 2 se."""
+    word = "met" if gap >= 0 else "not met"
+    return word + (" (within 2 se)" if abs(gap) < 2 * se else " (beyond 2 se)")
+
+
+def cells_summary(units, method="dpreg boost auto"):
+    """One row per cell: :func:`paired_gap` and its :func:`verdict`."""
+    rows = []
+    for (name, eps), g in units.groupby(["dataset", "epsilon"], sort=False):
+        r = dict(dataset=name, epsilon=eps, **paired_gap(g, method))
+        r["verdict"] = verdict(r["gap"], r["gap_se_paired"])
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def run_targeted(cells, reps, splits, method="dpreg boost auto"):
+    """``--cells``: write ``realdata_cells.csv`` (every unit) and ``realdata_cells.md``
+    (``realdata_cells_<method>.*`` for another ``method``)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    units = run_cells(cells, reps, splits, method)
+    tab = cells_summary(units, method)
+    cpu = time.process_time() - c0
+    stem = "realdata_cells"
+    if method != "dpreg boost auto":
+        stem += "_" + "_".join(re.findall(r"[a-z0-9]+", method.lower()))
+    save(units, stem)
+    spec = ",".join(f"{n}:{e:g}" for n, e in cells)
+    cmd = f"python -m benchmarks.realdata --cells {spec} --reps {reps} --splits {splits}"
+    if method != "dpreg boost auto":
+        cmd += f" --method '{method}'"
+    head = (
+        "# Real-data matrix: targeted cells, paired\n\n"
+        f"Produced by `{cmd}` ({cpu:.0f} CPU s of this process, "
+        f"{time.perf_counter() - t0:.0f} s wall on a shared, loaded 2-core machine).\n\n"
+        f"{splits} shuffled 5-fold splits x {reps} noise draws per fold; split 0 is the "
+        "matrix's split and seeds. `gap` = median R^2 of the method - the bar (best bounded "
+        "anchor - 0.005, or TukeyEM where its test passed in at least half the runs); "
+        "`gap_se_paired` from a cluster bootstrap over the held-out folds "
+        "(`benchmarks.realdata.paired_gap`), `gap_se_independent` the matrix's formula.\n\n"
+    )
+    text = _markdown(tab.round(4))
+    print(text)
+    (results_dir() / f"{stem}.md").write_text(head + text + "\n")
+    return tab
 
 
 def collect(quick=False, regression_only=False):
@@ -188,6 +391,16 @@ def collect(quick=False, regression_only=False):
     return pd.DataFrame(rows)
 
 
+def targeted_section(quick=False):
+    """The committed targeted, paired re-runs (``realdata_cells.md``), appended to the
+    matrix's summary: they decide the cells the matrix's run count left open."""
+    path = results_dir(quick) / "realdata_cells.md"
+    if quick or not path.exists():
+        return ""
+    body = path.read_text().split("\n", 1)[1]
+    return "\n## Targeted cells, paired (`realdata_cells.md`)\n" + body
+
+
 def run(quick=False, regression_only=False):
     """Run the matrix and write ``realdata.csv``, ``.png`` and ``.md`` (the suite's entry)."""
     t0 = time.perf_counter()
@@ -199,7 +412,7 @@ def run(quick=False, regression_only=False):
     cmd += " --regression-only" if regression_only else ""
     took = f"{time.perf_counter() - t0:.0f} s wall time on a shared, loaded 2-core machine"
     head = f"# Real-data matrix\n\nProduced by `{cmd}` ({took}).\n\n"
-    (results_dir(quick) / "realdata.md").write_text(head + text + "\n")
+    (results_dir(quick) / "realdata.md").write_text(head + text + "\n" + targeted_section(quick))
     return df
 
 
@@ -246,9 +459,15 @@ def goals(df):
                     tukey is None or s[method] >= tukey
                 )
         if "dpreg boost auto" in s and se:
-            # gap to the bar and its Monte Carlo standard error (independent medians)
+            # gap to the bar and its Monte Carlo standard error: paired (a cluster bootstrap
+            # over the held-out folds both sides share, ``paired_gap``) when the run stored it,
+            # else the two medians' standard errors in quadrature (as if independent)
             row["boost_auto_gap"] = s["dpreg boost auto"] - bar
-            row["gap_se"] = float(np.hypot(se["dpreg boost auto"], se[anchor]))
+            paired = g.loc[g["method"] == "dpreg boost auto"]
+            if "gap_se_paired" in g and paired["gap_se_paired"].notna().all():
+                row["gap_se"] = float(paired["gap_se_paired"].iloc[0])
+            else:
+                row["gap_se"] = float(np.hypot(se["dpreg boost auto"], se[anchor]))
         out.append(row)
     return pd.DataFrame(out)
 
@@ -337,7 +556,23 @@ def main(argv=None):
     parser.add_argument(
         "--regression-only", action="store_true", help="skip the optional logistic/location rows"
     )
+    parser.add_argument(
+        "--cells",
+        metavar="SET:EPS,...",
+        help="targeted, paired mode: only these cells (e.g. college:0.5,cps1988:4), one method "
+        "and the anchors; writes realdata_cells.csv/.md instead of the matrix",
+    )
+    parser.add_argument("--reps", type=int, default=10, help="noise draws per fold (--cells)")
+    parser.add_argument("--splits", type=int, default=10, help="5-fold splits (--cells)")
+    parser.add_argument(
+        "--method", default="dpreg boost auto", help="the dpreg column compared (--cells)"
+    )
     args = parser.parse_args(argv)
+    if args.cells:
+        if args.method not in {**DPREG, **TARGETED_ONLY}:
+            parser.error(f"--method must be one of {sorted({**DPREG, **TARGETED_ONLY})}")
+        run_targeted(parse_cells(args.cells), args.reps, args.splits, args.method)
+        return
     run(quick=args.quick, regression_only=args.regression_only)
 
 

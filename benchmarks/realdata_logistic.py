@@ -45,6 +45,12 @@ subsamples Fertility to 20,000 rows (a full run uses all of them).
 Run ``python -m benchmarks.realdata_logistic [--quick]``: writes ``realdata_logistic.csv``,
 ``.png`` and ``.md`` to ``benchmarks/results/`` (``results/quick/`` with ``--quick``).
 ``run(quick)`` returns the rows (a list of dicts) for ``benchmarks.realdata``.
+
+Targeted mode: ``python -m benchmarks.realdata_logistic --cells breast_cancer:0.25,default:0.1
+--reps R`` runs only those (data set, epsilon) cells, R repetitions of the 5-fold CV (the first
+ones are the full run's fits), and writes the paired differences dpreg - anchor with their
+standard errors to ``realdata_logistic_cells.csv``/``.md`` (appended to
+``realdata_logistic.md`` by the next full run).
 """
 
 from __future__ import annotations
@@ -124,8 +130,10 @@ def data_sets(quick=False):
     yield "mroz", X, _yes(d["lfp"]), ([0, 0, 30, 0, 0, -3, 0], [4, 8, 60, 1, 1, 4, 100])
 
 
-def _fold_scores(name, X, y, bounds, rep, n_public):
-    """Accuracy of every method on the 5 folds of one repetition: list of row dicts."""
+def _fold_scores(name, X, y, bounds, rep, n_public, epsilons=EPSILONS):
+    """Accuracy of every method on the 5 folds of one repetition: list of row dicts. Every
+    (fold, epsilon) has its own noise seeds, so a subset of ``epsilons`` reproduces those
+    epsilons' fits of the full run."""
     rows = []
     lower, upper = (np.broadcast_to(np.asarray(b, float), X.shape[1]) for b in bounds)
     folds = StratifiedKFold(FOLDS, shuffle=True, random_state=rep).split(X, y)
@@ -134,7 +142,7 @@ def _fold_scores(name, X, y, bounds, rep, n_public):
         Ztr, Zte = design(X[tr], lower, upper), design(X[te], lower, upper, clip=False)
         ref = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(X[tr], y[tr])
         base = dict(dataset=name, rep=rep, fold=k)
-        for eps in EPSILONS:
+        for eps in epsilons:
             rng = np.random.default_rng([seed, int(eps * 1000)])
             clf = ObjectivePerturbationLogistic(
                 epsilon=eps, bounds_X=(lower, upper), classes=[0.0, 1.0], random_state=seed
@@ -195,6 +203,104 @@ def run(quick: bool = False, names=None, small_reps=None) -> list[dict]:
         diffs.append(frame.reset_index().assign(method=m))
     out = out.merge(pd.concat(diffs), on=["dataset", "method", "epsilon"], how="left")
     return out.to_dict("records")
+
+
+def parse_cells(text):
+    """``"breast_cancer:0.25,default:0.1"`` -> ``[("breast_cancer", 0.25), ("default", 0.1)]``."""
+    cells = []
+    for item in text.split(","):
+        name, sep, eps = item.strip().partition(":")
+        if not sep or name not in SET_ORDER:
+            raise ValueError(f"cell {item!r}: expected DATASET:EPSILON, DATASET in {SET_ORDER}")
+        cells.append((name, float(eps)))
+    return cells
+
+
+def run_cells(cells, reps, quick=False):
+    """Every method in the named (data set, epsilon) cells only, ``reps`` repetitions of the
+    stratified 5-fold CV; repetition r uses the fold seed r and the noise seeds ``1000 r +
+    fold`` of the full run, so the first repetitions reproduce the matrix's fits. Returns the
+    per-fold rows (``dataset, rep, fold, epsilon, method, score``)."""
+    raw = []
+    wanted = dict.fromkeys(c[0] for c in cells)
+    for name, X, y, bounds in data_sets(quick):
+        if name not in wanted:
+            continue
+        n_public = len(y) - math.ceil(len(y) / FOLDS)
+        eps = [e for c, e in cells if c == name]
+        for rep in range(reps):
+            raw += _fold_scores(name, X, y, bounds, rep, n_public, epsilons=eps)
+    return pd.DataFrame(raw)
+
+
+def cells_summary(raw):
+    """Per cell and anchor: mean accuracies, the paired difference dpreg - anchor over the
+    (rep, fold) units (same folds and seeds for both) and its standard error, and the
+    goal's verdict (dpreg's mean >= the anchor's; "within 2 se" when |difference| < 2 se)."""
+    wide = raw.pivot_table(
+        index=["dataset", "epsilon", "rep", "fold"], columns="method", values="score"
+    )
+    rows = []
+    for (name, eps), g in wide.groupby(level=["dataset", "epsilon"], sort=False):
+        for m in DP_METHODS:
+            d = g["dpreg default"] - g[m]
+            diff, se = float(d.mean()), float(d.std() / np.sqrt(len(d)))
+            word = "met" if diff >= 0 else "not met"
+            word += " (within 2 se)" if abs(diff) < 2 * se else " (beyond 2 se)"
+            rows.append(
+                dict(
+                    dataset=name,
+                    epsilon=eps,
+                    anchor=m,
+                    runs=len(d),
+                    dpreg=float(g["dpreg default"].mean()),
+                    anchor_score=float(g[m].mean()),
+                    dpreg_minus_anchor=diff,
+                    se=se,
+                    verdict=word,
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def _markdown(df):
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    rule = "|" + "---|" * len(df.columns)
+    body = ["| " + " | ".join(map(str, r)) + " |" for r in df.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def targeted_section(quick=False):
+    """The committed targeted, paired re-runs (``realdata_logistic_cells.md``), appended to the
+    matrix's summary: they decide the cells the matrix's run count left open."""
+    path = results_dir(quick) / "realdata_logistic_cells.md"
+    if quick or not path.exists():
+        return ""
+    body = path.read_text().split("\n", 1)[1]
+    return "\n\n## Targeted cells, paired (`realdata_logistic_cells.md`)\n" + body
+
+
+def run_targeted(cells, reps):
+    """``--cells``: write ``realdata_logistic_cells.csv`` (per fold) and ``.md``."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    raw = run_cells(cells, reps)
+    tab = cells_summary(raw)
+    cpu = time.process_time() - c0
+    save(raw, "realdata_logistic_cells")
+    spec = ",".join(f"{n}:{e:g}" for n, e in cells)
+    cmd = f"python -m benchmarks.realdata_logistic --cells {spec} --reps {reps}"
+    head = (
+        "# Real-data matrix, classification: targeted cells, paired\n\n"
+        f"Produced by `{cmd}` ({cpu:.0f} CPU s of this process, "
+        f"{time.perf_counter() - t0:.0f} s wall on a shared, loaded 2-core machine).\n\n"
+        f"{reps} repetitions of the stratified 5-fold CV (the first ones are the matrix's "
+        "folds and seeds); `dpreg_minus_anchor` is the mean over the (rep, fold) units of the "
+        "paired difference in held-out accuracy, `se` its standard error.\n\n"
+    )
+    text = _markdown(tab.round(4))
+    print(text)
+    (results_dir() / "realdata_logistic_cells.md").write_text(head + text + "\n")
+    return tab
 
 
 def summary(df):
@@ -259,7 +365,7 @@ def plot(df):
     return fig
 
 
-def main():
+def main(argv=None):
     parser = cli_parser(__doc__)
     parser.add_argument(
         "--sets",
@@ -276,7 +382,17 @@ def main():
         help=f"repetitions of the 5-fold CV for sets under {SMALL:,} rows (default "
         f"{SMALL_REPS}); the first {SMALL_REPS} reproduce the default run's fits",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--cells",
+        metavar="SET:EPS,...",
+        help="targeted, paired mode: only these cells (e.g. breast_cancer:0.25,default:0.1); "
+        "writes realdata_logistic_cells.csv/.md and leaves the matrix's files alone",
+    )
+    parser.add_argument("--reps", type=int, default=20, help="CV repetitions (--cells)")
+    args = parser.parse_args(argv)
+    if args.cells:
+        run_targeted(parse_cells(args.cells), args.reps)
+        return
     t0 = time.perf_counter()
     df = pd.DataFrame(run(quick=args.quick, names=args.sets, small_reps=args.small_reps))
     cmd = "python -m benchmarks.realdata_logistic" + (" --quick" if args.quick else "")
@@ -297,6 +413,7 @@ def main():
     head = f"# Real-data matrix: classification\n\nProduced by `{cmd}` in "
     head += f"{time.perf_counter() - t0:.0f} s (2 shared cores, loaded machine)"
     head += f"; rows of {kept} kept from the previous run.\n\n" if kept else ".\n\n"
+    text += targeted_section(args.quick)
     (results_dir(args.quick) / "realdata_logistic.md").write_text(head + text + "\n")
 
 
