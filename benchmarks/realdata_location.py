@@ -35,6 +35,9 @@ every method at every epsilon in {0.1, 0.25, 0.5, 1, 2, 4}. Methods:
 * ``dpreg private scale``: the same fit with ``scale="private"`` (per-coordinate scales
   released privately with a declared share of the same epsilon, then the public-scale
   certificate; docs/projection_median.md, section 2d), on the same box-mapped data;
+* ``dpreg private scale + trim`` (only with ``--private-trim-only``): ``scale="private",
+  trim_scale="private"``, the projection median followed by the trimmed means around it
+  (docs/projection_median.md, sections 2c-2d), no public input beyond the box mapping;
 * ``dpreg (raw units)``: the same fit on the data in their own units. With a finite set of
   random directions the projection median is *not* equivariant under a per-column rescaling:
   when one column's spread is 1e5-1e7 times another's (``txhousing``: volume in dollars next to
@@ -121,7 +124,8 @@ SETS = {
 }
 DP_ANCHOR = "CoinPress (public box)"
 #: the dpreg columns scored against the anchor in the goal table
-SCORED = ("dpreg", "dpreg private scale")
+SCORED = ("dpreg", "dpreg private scale", "dpreg private scale + trim")
+TRIM = "dpreg private scale + trim"
 MAD_NORMAL = 1.4826
 
 
@@ -153,10 +157,12 @@ def _private_median(X, eps, seed, **params):
         return None
 
 
-def _one_run(X, box, unit, n, run, eps_list, private_only=False):
+def _one_run(X, box, unit, n, run, eps_list, private_only=False, trim_only=False):
     """Estimates of every method on one half-sample: list of (method, epsilon, estimate).
     ``private_only``: only ``dpreg private scale``, the CoinPress anchors and the
-    coordinatewise median (the same half-samples and CoinPress draws as a full run)."""
+    coordinatewise median (the same half-samples and CoinPress draws as a full run);
+    ``trim_only``: the same with ``dpreg private scale + trim`` instead of the private scale."""
+    private_only = private_only or trim_only
     rng = np.random.default_rng([run, 7])
     Xs = X[rng.choice(len(X), n, replace=False)]
     lower, upper = box
@@ -175,8 +181,12 @@ def _one_run(X, box, unit, n, run, eps_list, private_only=False):
         if not private_only:
             loc = _private_median(Xb, eps, 1000 * run)
             out.append(("dpreg", eps, None if loc is None else mid + half * loc))
-        loc = _private_median(Xb, eps, 1000 * run, scale="private")
-        out.append(("dpreg private scale", eps, None if loc is None else mid + half * loc))
+        if trim_only:
+            loc = _private_median(Xb, eps, 1000 * run, scale="private", trim_scale="private")
+            out.append((TRIM, eps, None if loc is None else mid + half * loc))
+        else:
+            loc = _private_median(Xb, eps, 1000 * run, scale="private")
+            out.append(("dpreg private scale", eps, None if loc is None else mid + half * loc))
         if not private_only:
             out.append(("dpreg (raw units)", eps, _private_median(Xs, eps, 1000 * run)))
         r = np.random.default_rng([run, int(eps * 1000)])
@@ -186,7 +196,12 @@ def _one_run(X, box, unit, n, run, eps_list, private_only=False):
     return out
 
 
-def run(quick: bool = False, runs: int | None = None, private_only: bool = False) -> list[dict]:
+def run(
+    quick: bool = False,
+    runs: int | None = None,
+    private_only: bool = False,
+    trim_only: bool = False,
+) -> list[dict]:
     """Rows ``dataset, task, metric, method, epsilon, score, pass_rate, n_runs, n, p``."""
     runs = runs if runs is not None else QUICK_RUNS if quick else RUNS
     eps_list = (1.0, 4.0) if quick else EPSILONS
@@ -198,7 +213,7 @@ def run(quick: bool = False, runs: int | None = None, private_only: bool = False
         n = min(len(X) // 2, QUICK_MAX_ROWS if quick else MAX_ROWS)
         errs = {}
         for r in range(runs):
-            for method, eps, est in _one_run(X, box, unit, n, r, eps_list, private_only):
+            for method, eps, est in _one_run(X, box, unit, n, r, eps_list, private_only, trim_only):
                 err = None if est is None else float(np.sum(((est - target) / unit) ** 2))
                 errs.setdefault((method, eps), []).append(err)
         for (method, eps), e in errs.items():
@@ -331,16 +346,34 @@ def main():
         action="store_true",
         help='only scale="private" and the anchors (realdata_location_private_scale.*)',
     )
+    parser.add_argument(
+        "--private-trim-only",
+        action="store_true",
+        help='only scale="private", trim_scale="private" and the anchors '
+        "(realdata_location_private_trim.*)",
+    )
     args = parser.parse_args()
     t0 = time.perf_counter()
-    df = pd.DataFrame(run(quick=args.quick, runs=args.runs, private_only=args.private_scale_only))
+    df = pd.DataFrame(
+        run(
+            quick=args.quick,
+            runs=args.runs,
+            private_only=args.private_scale_only,
+            trim_only=args.private_trim_only,
+        )
+    )
     text = summary(df)
     print(text)
-    name = "realdata_location" + ("_private_scale" if args.private_scale_only else "")
+    name = "realdata_location"
+    if args.private_trim_only:
+        name += "_private_trim"
+    elif args.private_scale_only:
+        name += "_private_scale"
     save(df, name, fig=plot(df), quick=args.quick)
     cmd = "python -m benchmarks.realdata_location" + (" --quick" if args.quick else "")
     cmd += f" --runs {args.runs}" if args.runs is not None else ""
     cmd += " --private-scale-only" if args.private_scale_only else ""
+    cmd += " --private-trim-only" if args.private_trim_only else ""
     head = f"# Real-data matrix: location\n\nProduced by `{cmd}` in "
     head += f"{time.perf_counter() - t0:.0f} s (2 shared cores, loaded machine).\n\n"
     (results_dir(args.quick) / f"{name}.md").write_text(head + text + "\n")

@@ -299,8 +299,13 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         means (``dpreg/location/_trimmed.py``), each averaging the rows whose scaled distance
         ``||(x - centre) / trim_scale||_2`` to the previous release is at most
         ``trim_radius * sqrt(n_features)``. On clean data this is as accurate as a private
-        mean; far outliers are dropped, so it keeps the median's robustness to them. ``None``
-        (the default) releases the projection median alone.
+        mean; far outliers are dropped, so it keeps the median's robustness to them. With
+        ``scale`` an array or ``"private"`` the median's noise law is public, and the radii
+        grow by public bounds on each round's starting error (the first from the median
+        stage's temperature, the second from the first round's released count); a round's
+        output is kept only if its own noise bound is smaller (``_trimmed.py``, "Radii that
+        follow the centre's known error"). ``None`` (the default) releases the projection
+        median alone.
     trim_radius : float, default=2.0
         Trimming radius per ``sqrt(n_features)``, in units of ``trim_scale``.
     trim_fraction : float in (0, 1), default=0.5
@@ -481,6 +486,42 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         check_epsilon(frac * check_epsilon(self.epsilon) * _trimmed.COUNT_SHARE / _trimmed.ROUNDS)
         return scale, radius, frac
 
+    def _trim_error(self, d, c, public_scale, trim_scale):
+        """Public bound on the released projection median's error in ``trim_scale`` units
+        (``_trimmed.median_error_bound``), or None with ``scale="mad"``/``"iqr"`` (the median's
+        noise law then depends on the data's projected MADs, which are not released).
+
+        Inputs: the median stage's inverse temperature c (public n, d, epsilon, delta), the
+        certificate's scales (public, or released by ``scale="private"``; before that release
+        their public cap) and the trim scales (public, or a function of the released scales).
+        """
+        kind, _ = self._scale_kind(d)
+        if kind in ("mad", "iqr"):
+            return None
+        trim_private = isinstance(self.trim_scale, str)
+        if trim_private:  # t = max(TRIM_FACTOR s, MIN_SCALE) >= TRIM_FACTOR s
+            ratio = 1.0 / _private_scale.TRIM_FACTOR
+        else:
+            s = public_scale
+            if s is None:  # scale="private", not released yet: its public cap
+                s = np.full(d, _private_scale.max_trim_scale() / _private_scale.TRIM_FACTOR)
+            ratio = float(np.max(np.asarray(s, dtype=float) / trim_scale))
+        return _trimmed.median_error_bound(c, d, ratio)
+
+    @staticmethod
+    def _check_trim_overflow(n, trim, error):
+        """Before the spend: no sum of n kept rows (each of norm <= the largest radius) or
+        shift may overflow, with the adaptive first radius ``radius + error``."""
+        scale, radius, _ = trim
+        largest = radius + (0.0 if error is None else error)
+        with np.errstate(over="ignore"):
+            ok = np.isfinite(4.0 * largest * max(n, 1) * (1.0 + np.linalg.norm(scale)))
+        if not ok:
+            raise ValueError(
+                "trim_scale, trim_radius or the scales are too large for this epsilon: sums "
+                "of trimmed rows could overflow with the first round's radius."
+            )
+
     def _check_params(self, n, d):
         """Validated ``(epsilon, delta, tau, eta, c)`` of the projection-median stage: with
         ``scale="private"`` epsilon is what the scale release leaves
@@ -659,6 +700,8 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         if accountant is not None:
             accountant.check(total_epsilon, delta)
         kind, public_scale = self._scale_kind(d)
+        if trim is not None:  # largest adaptive radius, from public caps: overflow check
+            self._check_trim_overflow(n, trim, self._trim_error(d, c, public_scale, trim[0]))
         if kind in ("mad", "iqr"):  # the tail certificate does not exist with a public scale
             self._refuse_certain_failure(n, d, epsilon, delta, tau, eta, c)
         if (
@@ -754,7 +797,8 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             if isinstance(self.trim_scale, str):  # "private": the released scales (public now)
                 scale = _private_scale.trim_from_scale(public_scale)
             eps_trim = frac * (total_epsilon - self._scale_epsilon)
-            location = release_trimmed_mean(X, location, scale, radius, eps_trim, rng)
+            error = self._trim_error(d, c, public_scale, scale)  # public / released inputs
+            location = release_trimmed_mean(X, location, scale, radius, eps_trim, rng, error=error)
         self.location_ = location
         self.noisy_safety_margin_ = float(noisy)
         return self

@@ -6,6 +6,7 @@ import pytest
 
 from dpreg import BudgetAccountant, PrivateProjectionMedian
 from dpreg.location import _private_scale as ps
+from dpreg.location import _trimmed
 from dpreg.location import projection_median as pm
 
 
@@ -39,9 +40,9 @@ def test_trimmed_stage_gets_the_released_scales_and_its_share(monkeypatch):
     seen = {}
     real = pm.release_trimmed_mean
 
-    def spy(X, centre, scale, radius, eps, rng):
-        seen.update(scale=np.array(scale), eps=eps, centre=np.array(centre))
-        return real(X, centre, scale, radius, eps, rng)
+    def spy(X, centre, scale, radius, eps, rng, error=None):
+        seen.update(scale=np.array(scale), eps=eps, centre=np.array(centre), error=error)
+        return real(X, centre, scale, radius, eps, rng, error=error)
 
     monkeypatch.setattr(pm, "release_trimmed_mean", spy)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
@@ -54,11 +55,17 @@ def test_trimmed_stage_gets_the_released_scales_and_its_share(monkeypatch):
         trim_fraction=0.5,
         random_state=1,
         accountant=acc,
+        diagnostics=True,
     ).fit(_data())
     np.testing.assert_array_equal(seen["scale"], ps.trim_from_scale(est.public_scale_))
     assert seen["eps"] == pytest.approx(0.5 * (4.0 - est.scale_epsilon_), rel=1e-12)
     np.testing.assert_array_equal(seen["centre"], est.median_location_)
-    assert acc.spent == pytest.approx((4.0, 1e-5))
+    assert acc.spent == pytest.approx((4.0, 1e-5)) and len(acc) == 1
+    # the first radius grows by the median's public error bound: c and s / t = 3 / 1.4826
+    ratio = 1.0 / ps.TRIM_FACTOR
+    assert seen["error"] == pytest.approx(
+        _trimmed.median_error_bound(est.diagnostics_["c"], 2, ratio), rel=1e-12
+    )
     # the released s = 3 MAD; in sd units about the data's sd 2 (1.4826 MAD for normal data)
     assert np.all(np.abs(seen["scale"] - 2.0) < 0.5)
     assert np.all(np.abs(est.location_ - 3.0) < 0.5)
