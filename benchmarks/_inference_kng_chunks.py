@@ -4,8 +4,11 @@
 seeds as ``python -m benchmarks.inference --estimators kng``: data set ``i`` of n has the
 stream ``default_rng([4000 + N_GRID.index(n), i])``), one pickle per data set, so several
 processes can share the work and a run stopped early keeps what it finished. ``merge DIR``
-scores every finished data set (``kng_score``) and writes ``inference_kng.csv``/``.png``;
-when the chunks hold data sets ``0..reps-1`` of every n, the result is the command's.
+scores every finished data set (``kng_score``) and writes ``inference_kng.csv``/``.png``
+(``merge DIR NAME``: ``NAME.csv``/``.png``, for a partial run); when the chunks hold data
+sets ``0..reps-1`` of every n, the result is the command's. Each row also gets
+``coverage_mc_sd = sqrt(0.05 * 0.95 / reps)``, the Monte Carlo sd of the coverage of a
+correct 95 % interval over ``reps`` data sets (the yardstick for a distance from 0.95).
 
 Run: ``python -m benchmarks._inference_kng_chunks run 100000 0 50 /tmp/kng`` (one process per
 chunk), then ``python -m benchmarks._inference_kng_chunks merge /tmp/kng``.
@@ -44,7 +47,7 @@ def _ranges(ids):
     return ", ".join(runs)
 
 
-def merge(out):
+def merge(out, name="inference_kng"):
     rows = []
     for n in inf.N_GRID:
         files = sorted((Path(out) / str(n)).glob("*.pkl"))
@@ -57,7 +60,9 @@ def merge(out):
         print(f"n={n}: {len(files)} data sets, {_ranges([int(f.stem) for f in files])}")
         seed = 4000 + inf.N_GRID.index(n)
         rows += inf.kng_score(n, cells_mod.concat_cells(chunks), seed)
-    return inf.kng_frame(rows)
+    for r in rows:
+        r["coverage_mc_sd"] = (0.05 * 0.95 / r["reps"]) ** 0.5
+    return inf.kng_frame(rows, name=name)
 
 
 def main(argv=None):
@@ -65,9 +70,9 @@ def main(argv=None):
     if argv[:1] == ["run"]:
         run(int(argv[1]), int(argv[2]), int(argv[3]), argv[4])
     elif argv[:1] == ["merge"]:
-        merge(argv[1])
+        merge(*argv[1:3])
     else:
-        raise SystemExit("usage: run N START STOP DIR | merge DIR")
+        raise SystemExit("usage: run N START STOP DIR | merge DIR [NAME]")
 
 
 if __name__ == "__main__":
