@@ -11,7 +11,9 @@ sets ``0..reps-1`` of every n, the result is the command's. Each row also gets
 correct 95 % interval over ``reps`` data sets (the yardstick for a distance from 0.95).
 
 Run: ``python -m benchmarks._inference_kng_chunks run 100000 0 50 /tmp/kng`` (one process per
-chunk), then ``python -m benchmarks._inference_kng_chunks merge /tmp/kng``.
+chunk; a sixth argument such as ``4`` or ``0.25,1`` runs only those epsilons on the same
+data sets, with the command's privacy draws only for a leading part of the grid), then
+``python -m benchmarks._inference_kng_chunks merge /tmp/kng``.
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ from . import _inference_cells as cells_mod
 from . import inference as inf
 
 
-def run(n, start, stop, out):
+def run(n, start, stop, out, eps_grid=cells_mod.EPS_GRID):
     seed = 4000 + inf.N_GRID.index(n)
     folder = Path(out) / str(n)
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(start, stop):
         t = time.process_time()
-        cells = cells_mod.kng_cells(n, 1, 1000, seed, full_fits=n < 100_000, start=i)
+        cells = cells_mod.kng_cells(
+            n, 1, 1000, seed, eps_grid=eps_grid, full_fits=n < 100_000, start=i
+        )
         with open(folder / f"{i:04d}.pkl", "wb") as fh:
             pickle.dump(cells, fh)
         print(i, f"cpu s {time.process_time() - t:.1f}", flush=True)
@@ -67,8 +71,9 @@ def merge(out, name="inference_kng"):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["run"]:
-        run(int(argv[1]), int(argv[2]), int(argv[3]), argv[4])
+    if argv[:1] == ["run"]:  # optional 6th argument: a comma-separated subset of epsilons
+        grid = [float(e) for e in argv[5].split(",")] if len(argv) > 5 else cells_mod.EPS_GRID
+        run(int(argv[1]), int(argv[2]), int(argv[3]), argv[4], grid)
     elif argv[:1] == ["merge"]:
         merge(*argv[1:3])
     else:

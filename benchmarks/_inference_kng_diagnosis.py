@@ -136,7 +136,9 @@ def splits(n, eps, reps, configs, n_boot=1000, seed=11):
     for _ in range(reps):
         X = rng.uniform(-1, 1, (n, 2))
         data.append((X, BETA[0] + X @ BETA[1:] + rng.standard_normal(n)))
-    full = np.array([_coef(_fit(X, y, eps, rng)) for X, y in data])
+    full_fits = [_fit(X, y, eps, rng) for X, y in data]
+    full = np.array([_coef(m) for m in full_fits])
+    full_asym = _asymptotic(n, full_fits[0].kng_release_)  # the whole-epsilon fit's law
     print(f"n={n} epsilon={eps} reps={reps}")
     for share, gram, widen in configs:
         est, ci = [], []
@@ -150,9 +152,12 @@ def splits(n, eps, reps, configs, n_boot=1000, seed=11):
                 est.append(_coef(m))
         cov, ratio = _score(np.array(ci), np.array(est))
         _, ratio_full = _score(np.array(ci), full)
+        _, ratio_asym = _score(np.array(ci), _asymptotic(n, m.kng_release_))
+        _, ratio_full_asym = _score(np.array(ci), full_asym)
         print(
             f"  share {share} gram {gram} widen {widen}: coverage {cov} width/oracle {ratio}"
-            f" width/full-epsilon oracle {ratio_full}"
+            f" width/full-epsilon oracle {ratio_full} width/asymptotic {ratio_asym}"
+            f" width/full-epsilon asymptotic {ratio_full_asym}"
         )
 
 
