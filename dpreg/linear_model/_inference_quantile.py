@@ -61,7 +61,7 @@ GRAM_SHARE = 0.7
 #: with its mode at the tau-quantile: wider, not narrower, intervals). See docs/inference.md.
 RANK_WIDEN = 2.0
 #: The sparsity's denominator is floored at this fraction of its nominal value in the
-#: bootstrap (a draw below it would mean the released span is almost all rank noise).
+#: bootstrap (a draw below it would mean the released count is almost all rank noise).
 DENOMINATOR_FLOOR = 0.25
 #: Floor of the eigenvalues of the redrawn Gram matrix (one observation's worth).
 GRAM_FLOOR = 1.0

@@ -385,3 +385,16 @@ def test_weighted_fit_refuses_intervals_before_spending():
     with pytest.raises(NotImplementedError, match="unweighted"):
         est.release_curvature(X, y, epsilon=1.0)
     assert acc.spent == spent
+
+
+def test_sparsity_release_without_bounds_y_uses_the_asinh_measure():
+    """No public response box: the absolute residuals are ranked on [0, 1e9) with the asinh
+    base measure; the estimate 2 t / L still lands near 1 / phi(0) at n = 3000."""
+    X, y = data(3000, 20)
+    with pytest.warns(UserWarning, match="bounds_y"):  # the fit's own (leaky) bounds
+        m = model(bounds_y=None, epsilon=2.0).fit(X, y)
+    assert inf._residual_range(m.kng_release_)[2] == "asinh"
+    rel = m.release_curvature(X, y, 1.0, random_state=2).curvature_release_
+    s_hat = 2 * rel.radius / rel.level
+    assert abs(s_hat / np.sqrt(2 * np.pi) - 1) < 0.3, s_hat
+    assert m.conf_int(n_boot=200).shape == (3, 2)
