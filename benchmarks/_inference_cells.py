@@ -166,8 +166,9 @@ def median_asymptotic(n, c, config, size, rng):
 KNG_BETA = np.array([1.0, 2.0, -1.0])  # intercept first; the median of y given x
 KNG_NAMES = ["const", "x1", "x2"]
 #: The KNG intervals need a larger curvature share than the logistic's Hessian: the Gram
-#: matrix (five unknown entries) and two residual quantiles (docs/inference.md). 0.4 against
-#: 0.2 at n = 1e3, epsilon = 1: width ratios 1.11-1.53 in three runs against 3.7-6.0.
+#: matrix (five unknown entries) and the sparsity (docs/inference.md). 0.4 against 0.2 at
+#: n = 1e3, epsilon = 1: width ratios 1.11-1.53 in three runs against 3.7-6.0 (session 8,
+#: two residual quantiles for the sparsity; session 9 releases one).
 KNG_SHARE = 0.4
 
 

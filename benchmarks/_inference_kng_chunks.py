@@ -4,11 +4,16 @@
 seeds as ``python -m benchmarks.inference --estimators kng``: data set ``i`` of n has the
 stream ``default_rng([4000 + N_GRID.index(n), i])``), one pickle per data set, so several
 processes can share the work and a run stopped early keeps what it finished. ``merge DIR``
-scores every finished data set (``kng_score``) and writes ``inference_kng.csv``/``.png``;
-when the chunks hold data sets ``0..reps-1`` of every n, the result is the command's.
+scores every finished data set (``kng_score``) and writes ``inference_kng.csv``/``.png``
+(``merge DIR NAME``: ``NAME.csv``/``.png``, for a partial run); when the chunks hold data
+sets ``0..reps-1`` of every n, the result is the command's. Each row also gets
+``coverage_mc_sd = sqrt(0.05 * 0.95 / reps)``, the Monte Carlo sd of the coverage of a
+correct 95 % interval over ``reps`` data sets (the yardstick for a distance from 0.95).
 
 Run: ``python -m benchmarks._inference_kng_chunks run 100000 0 50 /tmp/kng`` (one process per
-chunk), then ``python -m benchmarks._inference_kng_chunks merge /tmp/kng``.
+chunk; a sixth argument such as ``4`` or ``0.25,1`` runs only those epsilons on the same
+data sets, with the command's privacy draws only for a leading part of the grid), then
+``python -m benchmarks._inference_kng_chunks merge /tmp/kng``.
 """
 
 from __future__ import annotations
@@ -22,13 +27,15 @@ from . import _inference_cells as cells_mod
 from . import inference as inf
 
 
-def run(n, start, stop, out):
+def run(n, start, stop, out, eps_grid=cells_mod.EPS_GRID):
     seed = 4000 + inf.N_GRID.index(n)
     folder = Path(out) / str(n)
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(start, stop):
         t = time.process_time()
-        cells = cells_mod.kng_cells(n, 1, 1000, seed, full_fits=n < 100_000, start=i)
+        cells = cells_mod.kng_cells(
+            n, 1, 1000, seed, eps_grid=eps_grid, full_fits=n < 100_000, start=i
+        )
         with open(folder / f"{i:04d}.pkl", "wb") as fh:
             pickle.dump(cells, fh)
         print(i, f"cpu s {time.process_time() - t:.1f}", flush=True)
@@ -44,7 +51,7 @@ def _ranges(ids):
     return ", ".join(runs)
 
 
-def merge(out):
+def merge(out, name="inference_kng"):
     rows = []
     for n in inf.N_GRID:
         files = sorted((Path(out) / str(n)).glob("*.pkl"))
@@ -57,17 +64,20 @@ def merge(out):
         print(f"n={n}: {len(files)} data sets, {_ranges([int(f.stem) for f in files])}")
         seed = 4000 + inf.N_GRID.index(n)
         rows += inf.kng_score(n, cells_mod.concat_cells(chunks), seed)
-    return inf.kng_frame(rows)
+    for r in rows:
+        r["coverage_mc_sd"] = (0.05 * 0.95 / r["reps"]) ** 0.5
+    return inf.kng_frame(rows, name=name)
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["run"]:
-        run(int(argv[1]), int(argv[2]), int(argv[3]), argv[4])
+    if argv[:1] == ["run"]:  # optional 6th argument: a comma-separated subset of epsilons
+        grid = [float(e) for e in argv[5].split(",")] if len(argv) > 5 else cells_mod.EPS_GRID
+        run(int(argv[1]), int(argv[2]), int(argv[3]), argv[4], grid)
     elif argv[:1] == ["merge"]:
-        merge(argv[1])
+        merge(*argv[1:3])
     else:
-        raise SystemExit("usage: run N START STOP DIR | merge DIR")
+        raise SystemExit("usage: run N START STOP DIR | merge DIR [NAME]")
 
 
 if __name__ == "__main__":

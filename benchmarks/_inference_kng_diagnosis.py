@@ -11,9 +11,13 @@ median regression, ``bounds_X = (-1, 1)``, ``bounds_y = (-7, 9)``):
   it, quantile-level widening) on common data sets, against the oracle of the released
   estimator and against the oracle of a fit with the whole epsilon.
 
-Run: ``python -m benchmarks._inference_kng_diagnosis decompose N EPS REPS [SHARE]`` or
-``python -m benchmarks._inference_kng_diagnosis splits N EPS REPS SHARE,GRAM,WIDEN ...``.
-Both print a table; nothing is written. A diagnostic, not part of ``python -m benchmarks``.
+Run: ``python -m benchmarks._inference_kng_diagnosis decompose N EPS REPS [SHARE [GRAM
+[WIDEN]]]`` or ``python -m benchmarks._inference_kng_diagnosis splits N EPS REPS
+SHARE,GRAM,WIDEN ...``. Data set ``i`` of ``decompose`` has its own stream
+``default_rng([7, i])``, so runs of two versions of the library share their data sets. Both
+print a table (widths also against the released estimator's asymptotic law,
+``_inference_cells.kng_asymptotic``); nothing is written. A diagnostic, not part of
+``python -m benchmarks``.
 """
 
 from __future__ import annotations
@@ -61,7 +65,15 @@ def _score(ci, est_oracle):
     lo, hi = np.quantile(est_oracle, [0.025, 0.975], axis=0)
     w = ci[:, :, 1] - ci[:, :, 0]
     cov = ((ci[:, :, 0] <= BETA) & (BETA <= ci[:, :, 1])).mean(0)
-    return np.round(cov, 2), np.round(w.mean(0) / (hi - lo), 2)
+    return np.round(cov, 3), np.round(w.mean(0) / (hi - lo), 2)
+
+
+def _asymptotic(n, fit, size=200_000, seed=0):
+    """Draws of the released estimator's asymptotic law (``kng_asymptotic``: population G and
+    s, the fit's K-norm law): an oracle without the Monte Carlo noise of a few data sets."""
+    from ._inference_cells import kng_asymptotic  # noqa: PLC0415
+
+    return kng_asymptotic(n, fit.ball, fit.scale, size, np.random.default_rng(seed))
 
 
 @contextmanager
@@ -81,11 +93,11 @@ def decompose(n, eps, reps, share=0.2, gram=0.5, widen=1.0, n_boot=1000, seed=7)
 
 
 def _decompose(n, eps, reps, share, n_boot, seed):
-    rng = np.random.default_rng(seed)
     keys = ["current", "true G and s", "released G", "released s"]
     cis = {k: [] for k in keys}
     est = []
-    for _ in range(reps):
+    for i in range(reps):
+        rng = np.random.default_rng([seed, i])  # data set i is the same in every run
         X = rng.uniform(-1, 1, (n, 2))
         y = BETA[0] + X @ BETA[1:] + rng.standard_normal(n)
         m = _fit(X, y, (1 - share) * eps, rng)
@@ -109,10 +121,12 @@ def _decompose(n, eps, reps, share, n_boot, seed):
             centre, draws = _bootstrap(fit, eig, s, n_boot, rng)
             cis[key].append(basic_interval_within(centre, draws, 0.05, limits))
     est = np.array(est)
+    asym = _asymptotic(n, fit)
     print(f"n={n} epsilon={eps} curvature share={share} reps={reps}")
     for key in keys:
         cov, ratio = _score(np.array(cis[key]), est)
-        print(f"  {key:12s} coverage {cov} width/oracle {ratio}")
+        _, ratio_asym = _score(np.array(cis[key]), asym)
+        print(f"  {key:12s} coverage {cov} width/oracle {ratio} width/asymptotic {ratio_asym}")
 
 
 def splits(n, eps, reps, configs, n_boot=1000, seed=11):
@@ -122,7 +136,9 @@ def splits(n, eps, reps, configs, n_boot=1000, seed=11):
     for _ in range(reps):
         X = rng.uniform(-1, 1, (n, 2))
         data.append((X, BETA[0] + X @ BETA[1:] + rng.standard_normal(n)))
-    full = np.array([_coef(_fit(X, y, eps, rng)) for X, y in data])
+    full_fits = [_fit(X, y, eps, rng) for X, y in data]
+    full = np.array([_coef(m) for m in full_fits])
+    full_asym = _asymptotic(n, full_fits[0].kng_release_)  # the whole-epsilon fit's law
     print(f"n={n} epsilon={eps} reps={reps}")
     for share, gram, widen in configs:
         est, ci = [], []
@@ -136,17 +152,20 @@ def splits(n, eps, reps, configs, n_boot=1000, seed=11):
                 est.append(_coef(m))
         cov, ratio = _score(np.array(ci), np.array(est))
         _, ratio_full = _score(np.array(ci), full)
+        _, ratio_asym = _score(np.array(ci), _asymptotic(n, m.kng_release_))
+        _, ratio_full_asym = _score(np.array(ci), full_asym)
         print(
             f"  share {share} gram {gram} widen {widen}: coverage {cov} width/oracle {ratio}"
-            f" width/full-epsilon oracle {ratio_full}"
+            f" width/full-epsilon oracle {ratio_full} width/asymptotic {ratio_asym}"
+            f" width/full-epsilon asymptotic {ratio_full_asym}"
         )
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     what, n, eps, reps = argv[0], int(argv[1]), float(argv[2]), int(argv[3])
-    if what == "decompose":
-        decompose(n, eps, reps, *(float(a) for a in argv[4:5]))
+    if what == "decompose":  # [SHARE [GRAM [WIDEN]]]
+        decompose(n, eps, reps, *(float(a) for a in argv[4:7]))
     elif what == "splits":
         splits(n, eps, reps, [tuple(float(v) for v in c.split(",")) for c in argv[4:]])
     else:

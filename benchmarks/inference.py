@@ -357,10 +357,12 @@ def with_full_oracle(rows, full, key="full"):
 KNG_REPS = {1000: 200, 10000: 200, 100000: 100}
 
 
-def kng_frame(rows, quick=False):
+def kng_frame(rows, quick=False, name="inference_kng"):
+    """Print, save (``benchmarks/results/{name}.csv``/``.png``) and return the KNG rows; a
+    partial run gets its own ``name`` so it never overwrites the full run's files."""
     df = pd.DataFrame(rows)
     print(summary(df))
-    save(df, "inference_kng", _figure(df), quick=quick)
+    save(df, name, _figure(df), quick=quick)
     return df
 
 

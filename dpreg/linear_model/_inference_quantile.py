@@ -18,9 +18,12 @@ classical one, ``theta^ - theta0 ~ N(0, tau (1 - tau) D^{-1} G D^{-1})``, ``G = 
 ``G`` and ``s`` depend on the data and are released once, privately and charged
 (:func:`release_curvature`): ``G`` by the linf K-norm mechanism of the logistic Hessian
 (:func:`~dpreg.linear_model._inference_logistic.release_symmetric`, entry bound 1), ``s`` by
-two private quantiles of the residuals at the released point (the difference quotient of
-Siddiqui 1960 with the bandwidth of Hall & Sheather 1988). The bootstrap then redraws the
-uncertainty of both releases. Derivation and assumptions: ``docs/inference.md``.
+one private quantile of the absolute residuals at the released point: the radius ``t`` of
+the window ``|r| <= t`` that holds a public share ``L`` of them, so ``s ~= 2 t / L`` (a
+nearest-neighbour estimate of the error density at its ``tau``-quantile, the location-shift
+form of Powell's 1991 kernel estimate, with ``L`` from the bandwidth of Hall & Sheather 1988).
+The bootstrap then redraws the uncertainty of both releases. Derivation, privacy proof and
+assumptions: ``docs/inference.md``.
 """
 
 from __future__ import annotations
@@ -46,18 +49,19 @@ from ._inference import (
 from ._inference_logistic import hessian_draws, poorly_determined, release_symmetric
 
 DEFAULT_N_BOOT = 2000
-#: Share of the curvature budget spent on the Gram matrix; the rest is split equally between
-#: the two residual quantiles. At n = 1e3, epsilon = 1 (150 data sets, curvature 0.4 epsilon)
-#: 0.7 gave width ratios 1.11-1.14 against 1.21-1.26 for 0.6; the Gram matrix has five
-#: unknown entries where the sparsity has one number, so it needs the larger part.
+#: Share of the curvature budget spent on the Gram matrix; the rest goes to the one
+#: residual quantile of the sparsity. At n = 1e3, epsilon = 1 (150 data sets, curvature 0.4
+#: epsilon, the former two-quantile sparsity) 0.7 gave width ratios 1.11-1.14 against
+#: 1.21-1.26 for 0.6; the Gram matrix has five unknown entries where the sparsity has one
+#: number, so it needs the larger part.
 GRAM_SHARE = 0.7
-#: The two residual quantiles sit RANK_WIDEN mean rank errors (plus the Hall-Sheather
-#: bandwidth) either side of tau: a wider gap shrinks the rank noise's share of the span
-#: (the bias it adds over-states the sparsity of a unimodal error density: wider, not
-#: narrower, intervals). See docs/inference.md.
+#: The window's share of the residuals is ``2 (h + RANK_WIDEN k / n)``: RANK_WIDEN mean rank
+#: errors (plus the Hall-Sheather bandwidth) on each side. A wider window shrinks the rank
+#: noise's share of the count (the bias it adds over-states the sparsity of an error density
+#: with its mode at the tau-quantile: wider, not narrower, intervals). See docs/inference.md.
 RANK_WIDEN = 2.0
 #: The sparsity's denominator is floored at this fraction of its nominal value in the
-#: bootstrap (a draw below it would mean the released span is almost all rank noise).
+#: bootstrap (a draw below it would mean the released count is almost all rank noise).
 DENOMINATOR_FLOOR = 0.25
 #: Floor of the eigenvalues of the redrawn Gram matrix (one observation's worth).
 GRAM_FLOOR = 1.0
@@ -94,13 +98,13 @@ class KNGRelease:
 
 @dataclass
 class CurvatureRelease:
-    """The private Gram matrix and residual quantiles (:func:`release_curvature`)."""
+    """The private Gram matrix and sparsity window radius (:func:`release_curvature`)."""
 
     gram: object  # a HessianRelease of G = W^T W
-    levels: np.ndarray
-    quantiles: np.ndarray
+    level: float  # public share L of the residuals inside the window |r| <= radius
+    radius: float  # the released L-quantile of |r|
     bandwidth: float
-    rank_scale: float  # Laplace scale (in ranks) of each quantile's rank error
+    rank_scale: float  # Laplace scale (in ranks) of the quantile's rank error
     epsilon: float
     n: int
     theta: np.ndarray
@@ -119,16 +123,16 @@ def hall_sheather(n, tau, alpha=0.05):
     return float(n ** (-1 / 3) * z ** (2 / 3) * shape ** (1 / 3))
 
 
-def curvature_levels(n, tau, epsilon_each):
-    """The two public levels ``tau -+ (h + RANK_WIDEN k / n)`` (``k = 2 / epsilon_each``, the
-    mean absolute rank error of one private quantile: widening by a multiple of it keeps the
-    rank noise a minor part of the span), kept inside ``[tau / 4, 1 - (1 - tau) / 4]``.
-    Returns ``(levels, h, k)``."""
+def window_level(n, tau, epsilon_sparsity):
+    """The public share ``L = 2 (h + RANK_WIDEN k / n)`` of the residuals in the sparsity's
+    window (``h`` the Hall-Sheather bandwidth, ``k = 2 / epsilon_sparsity`` the mean absolute
+    rank error of the private quantile: widening by a multiple of it keeps the rank noise a
+    minor part of the count), at most ``1.5 min(tau, 1 - tau)`` so that each half of the
+    window stays well inside its side of the ``tau``-quantile. Returns ``(L, h, k)``."""
     h = hall_sheather(n, tau)
-    k = 2.0 / epsilon_each
-    c = h + RANK_WIDEN * k / n
-    levels = np.array([max(tau - c, tau / 4.0), min(tau + c, 1.0 - (1.0 - tau) / 4.0)])
-    return levels, h, k
+    k = 2.0 / epsilon_sparsity
+    level = min(2.0 * (h + RANK_WIDEN * k / n), 1.5 * min(tau, 1.0 - tau))
+    return float(level), h, k
 
 
 def kng_release(theta, bounds, scaling, mech, n, tau, fit_intercept, y_bounds):
@@ -185,13 +189,16 @@ def _residual_range(fit):
 
 
 def release_curvature(estimator, X, y, epsilon, accountant=None, random_state=None):
-    """Release ``G = W^T W`` and two residual quantiles (epsilon-DP in total).
+    """Release ``G = W^T W`` and the sparsity's window radius (epsilon-DP in total).
 
     Validates everything (fitted model, epsilon, X, y, the public n) and reserves ``epsilon``
     from the accountant (the estimator's own when ``accountant`` is None) before it reads the
-    data. ``GRAM_SHARE * epsilon`` goes to ``G`` (linf K-norm, sensitivity 1), the rest
-    equally to the two quantiles (exact KNG quantiles, sensitivity 1 of the count); basic
-    composition. ``random_state`` defaults to fresh entropy.
+    data. ``GRAM_SHARE * epsilon`` goes to ``G`` (linf K-norm, sensitivity 1), the rest to
+    one private quantile, at the public level ``L`` (:func:`window_level`), of the absolute
+    residuals ``|y_i - w_i^T theta~|`` at the released (public) ``theta~`` (exact KNG
+    quantile, sensitivity 1: replacing a row changes one residual, so the count
+    ``#{i : |r_i| <= t}`` moves by at most 1 for every ``t``); basic composition.
+    ``random_state`` defaults to fresh entropy.
     """
     from sklearn.utils.validation import validate_data  # noqa: PLC0415
 
@@ -210,21 +217,22 @@ def release_curvature(estimator, X, y, epsilon, accountant=None, random_state=No
             f"release_curvature needs the data of the fit: it has {fit.n} rows, X has {n}."
         )
     eps_gram = GRAM_SHARE * epsilon
-    eps_q = 0.5 * (epsilon - eps_gram)
-    levels, h, k = curvature_levels(n, fit.tau, eps_q)
+    eps_s = epsilon - eps_gram
+    level, h, k = window_level(n, fit.tau, eps_s)
     lo_r, hi_r, measure = _residual_range(fit)
+    reach = max(abs(lo_r), abs(hi_r))  # public: every clipped |residual| is in [0, reach]
     rng = check_random_state(random_state)
     accountant.spend(epsilon, 0.0)  # reserve before computing anything from the data
     Z, _, _ = scale_features(X, fit.lower, fit.upper, fit.fit_intercept)
     W = design(Z[:, fit.active], fit.fit_intercept)
     gram = release_symmetric(W.T @ W, 1.0, n, eps_gram, rng)
     with np.errstate(over="ignore", invalid="ignore"):
-        resid = np.clip(y - W @ fit.theta, lo_r, hi_r)  # public range: finite, no raise
-    q = private_quantile_draws(resid, levels, eps_q, lo_r, hi_r, measure, 1.0, rng)
+        resid = np.abs(np.clip(y - W @ fit.theta, lo_r, hi_r))  # public range: finite
+    t = private_quantile_draws(resid, [level], eps_s, 0.0, reach, measure, 1.0, rng)[0]
     estimator.curvature_release_ = CurvatureRelease(
         gram=gram,
-        levels=levels,
-        quantiles=np.sort(q),  # monotone rearrangement (post-processing)
+        level=level,
+        radius=float(t),
         bandwidth=h,
         rank_scale=k,
         epsilon=epsilon,
@@ -279,20 +287,19 @@ def box_ranges(fit):
 
 
 def sparsity_draws(rel, n_boot, rng):
-    """Plausible sparsities given the released residual quantiles.
+    """Plausible sparsities given the released window radius.
 
-    The released span is ``s (dl + (e_hi - e_lo) / n + b)`` with ``dl`` the level gap, ``e``
-    the rank errors of the two private quantiles (about Laplace with scale ``k`` ranks) and
-    ``b`` the sampling error of the empirical span (about ``N(0, dl (1 - dl) / n)``). Each
-    replicate divides the span by a fresh draw of the bracket (floored at a quarter of
-    ``dl``), so the noise of the release widens the interval."""
-    n = rel.n
-    dl = float(rel.levels[1] - rel.levels[0])
-    span = float(rel.quantiles[1] - rel.quantiles[0])
-    e = rng.laplace(0.0, rel.rank_scale, size=(n_boot, 2))
-    b = rng.standard_normal(n_boot) * math.sqrt(dl * (1.0 - dl) / n)
-    denom = np.maximum(dl + (e[:, 1] - e[:, 0]) / n + b, DENOMINATOR_FLOOR * dl)
-    return max(span, 0.0) / denom
+    The share of the residuals inside ``|r| <= t`` is about ``2 t / s``, and the release
+    holds ``(L n + e + b n)`` of them: ``e`` the rank error of the private quantile (about
+    Laplace with scale ``k`` ranks) and ``b`` the sampling error of the empirical share
+    (about ``N(0, L (1 - L) / n)``). So ``s ~= 2 t / (L + e / n + b)``; each replicate
+    divides by a fresh draw of the bracket (floored at a quarter of ``L``), so the noise of
+    the release widens the interval."""
+    n, level = rel.n, float(rel.level)
+    e = rng.laplace(0.0, rel.rank_scale, size=n_boot)
+    b = rng.standard_normal(n_boot) * math.sqrt(level * (1.0 - level) / n)
+    denom = np.maximum(level + e / n + b, DENOMINATOR_FLOOR * level)
+    return 2.0 * max(float(rel.radius), 0.0) / denom
 
 
 def bootstrap(estimator, n_boot=DEFAULT_N_BOOT, random_state=0):
@@ -328,9 +335,9 @@ def warnings_for(fit, rel):
     out = []
     if poorly_determined(rel.gram):
         out.append("the Gram matrix's privacy noise is large against its smallest eigenvalue")
-    dl = float(rel.levels[1] - rel.levels[0])
-    if 2.0 * rel.rank_scale / rel.n > 0.25 * dl:  # span's rank noise (sd ~ 2k/n) vs the gap
-        out.append("the residual quantiles' rank noise is a large part of their span")
+    # the count's rank noise (Laplace: sd sqrt(2) k) against the window's share L n
+    if math.sqrt(2.0) * rel.rank_scale / rel.n > 0.25 * rel.level:
+        out.append("the residual quantile's rank noise is a large part of its window")
     lam = float(np.linalg.eigvalsh(public_gram(fit, rel.gram.hessian))[0])
     move = (len(fit.theta) + 1) / fit.scale / max(lam, GRAM_FLOOR)
     if move > LINEAR_LIMIT:
@@ -341,7 +348,7 @@ def warnings_for(fit, rel):
 def released_values(fit, rel):
     """The public quantities that seed the bootstrap: the released parameter (scaled units)
     with its K-norm scale, box and quantile level, the released Gram matrix, the released
-    residual quantiles with their public levels, ``n`` and the curvature budget.
+    window radius with its public level, ``n`` and the curvature budget.
 
     A fixed seed (0) made every release reuse the same Monte Carlo draws, so their error was
     common to all intervals instead of averaging out (docs/inference.md, "One seed per
@@ -355,8 +362,8 @@ def released_values(fit, rel):
         fit.n,
         rel.gram.hessian,
         rel.gram.epsilon,
-        rel.levels,
-        rel.quantiles,
+        rel.level,
+        rel.radius,
         rel.epsilon,
     )
 

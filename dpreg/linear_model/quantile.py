@@ -695,7 +695,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
     # -- private inference (docs/inference.md) --------------------------------------------
     def release_curvature(self, X, y, epsilon, accountant=None, random_state=None):
         """Spend ``epsilon`` (reserved before the data are read) on a private design Gram
-        and two residual quantiles that :meth:`conf_int` needs; returns ``self``."""
+        and one residual quantile (the sparsity) that :meth:`conf_int` needs; returns ``self``."""
         from ._inference_quantile import release_curvature  # noqa: PLC0415
 
         return release_curvature(self, X, y, epsilon, accountant, random_state)
