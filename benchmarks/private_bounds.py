@@ -30,8 +30,18 @@ budget split, :func:`dpreg._bounds.pooled_release_epsilon`); the public fit uses
 hand-written ``bounds_X=(-0.2, 0.2)`` and the raw row's ``bounds_y``. It does NOT replace the
 raw-unit ``diabetes`` row, where no such knowledge is used.
 
-Run ``python -m benchmarks.private_bounds --full`` (shares "auto", the default, 0.2 and 0.5;
-Engel without 0.2, see ``run``) or ``--quick`` ("auto" only).
+Issue 14's real-data matrix (``--sets``, default share only): the regression sets of
+``benchmarks._realdata_sets`` not above (wages, college, houseprices, caschools; its CPS1988
+is above with a slightly different coding) with FunctionalLinearRegression, and the
+classification sets of ``benchmarks.realdata_logistic`` (default, fertility, swisslabor,
+mroz) with ObjectivePerturbationLogistic, each with the public bounds of those modules as
+the public-bounds fit. Fertility uses all 254,654 rows with ``REPEATS_LARGE`` splits
+(``FERTILITY_ROWS`` subsamples).
+
+Run ``python -m benchmarks.private_bounds --full`` (the six rows above; shares "auto", the
+default, 0.2 and 0.5; Engel without 0.2, see ``run``), ``--sets NAME ...`` for some sets
+alone (the other sets' rows in ``private_bounds.csv`` are kept; every name of
+``ALL_SETS`` for the whole table) or ``--quick`` ("auto" only, 3 splits).
 """
 
 from __future__ import annotations
