@@ -176,11 +176,10 @@ def per_release_table(per_fit, scores, fail_below):
 def run(repeats=20, epsilons=(1.0, 2.0), shares=("auto",), names=None, per_release=None):
     """The table above; ``per_release`` (a fail threshold) also prints the per-release one."""
     rows = []
-    for name, X, y, est, bx, by, x in _settings(extra=True):
+    names = names or ("diabetes", "breast_cancer", "engel")
+    for name, X, y, est, bx, by, x in _settings(extra=True, names=names):
         if "progress_bar" in est.get_params():
             est = clone(est).set_params(progress_bar=False)
-        if name not in (names or ("diabetes", "breast_cancer", "engel")):
-            continue
         n_cols = X.shape[1] + (by is not None)
         for eps in epsilons:
             for share in shares:
