@@ -280,12 +280,9 @@ MEDIANS = {
     "median-public-trim": _median(scale=[1.0, 1.0], trim_scale=[1.0, 1.0]),
     "median-private-trim": _median(scale="private", trim_scale="private"),
 }
-# constant columns with scale="private" and trim_scale="private" did not finish in 7 CPU
-# minutes (n=400, d=2, epsilon=50): reported, not run here
-SKIP = {
-    ("median-private-trim", "constant"): "runs for minutes (reported to the lead)",
-    ("median-iqr", "denormal"): "did not finish in 12 CPU-s (reported to the lead)",
-}
+# denormal data with scale="iqr" (n=200, d=2, epsilon=50) ran > 20 CPU-s after the spend
+# (the PTR pass or the sampler; not diagnosed): reported, not run in the default suite
+SKIP = {("median-iqr", "denormal"): "runs > 20 CPU-s after the spend (reported to the lead)"}
 for _name in ("default", "iqr", "public-scale", "private-scale", "public-trim", "private-trim"):
     for _kind in ("mix", "constant", "one_huge"):
         XFAIL[(f"median-{_name}", _kind)] = MEDIAN_OVERFLOW
