@@ -165,10 +165,11 @@ class StepGradient:
             The gradient on each of the ``k`` segments (a transposed view of a contiguous
             ``(d, k)`` array).
         """
-        r = self.c - Utheta  # record i is active iff t * Uu_i >= r_i
+        with np.errstate(over="ignore"):  # past 1.8e308: +-inf, on the same side of every t
+            r = self.c - Utheta  # record i is active iff t * Uu_i >= r_i
         G0 = self._Vt @ ((t_lo * Uu) >= r).astype(float) + self.offset
-        with np.errstate(divide="ignore", invalid="ignore"):
-            bp = r / Uu  # +-inf or nan where Uu_i == 0: such records never switch
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            bp = r / Uu  # +-inf or nan where Uu_i == 0 (or beyond 1.8e308): never switch
         idx = np.flatnonzero((bp > t_lo) & (bp < t_hi))
         idx = idx[np.argsort(bp[idx])]  # ties have probability zero and do not matter
         bp = bp[idx]

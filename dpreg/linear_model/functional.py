@@ -70,6 +70,7 @@ from .._bounds import (
     unscale_coefficients,
 )
 from .._validation import (
+    check_bounds,
     check_delta,
     check_epsilon,
     check_norm,
@@ -309,8 +310,12 @@ def _moments(X, y, maps, fit_intercept, chunk_size, sample_weight=None):
 def _scale_flat(src, out, tiled):
     """``clip((src - off) * inv, zlo, zhi)`` on flat arrays (``tiled`` as in ``_moments``)."""
     off, inv, zlo, zhi = (t[: out.shape[0]] for t in tiled)
-    np.subtract(src, off, out=out)
-    out *= inv
+    # after the spend nothing may raise, also under warnings-as-errors: a finite x far outside
+    # the box (|x| near 1.8e308) overflows to +-inf here, and inf * 0 (a constant column) is
+    # NaN; both are taken to the right end of [zlo, zhi] just below (docs/floating_point.md)
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.subtract(src, off, out=out)
+        out *= inv
     np.fmax(out, zlo, out=out)  # fmax/fmin, not clip: NaN goes to a bound
     np.fmin(out, zhi, out=out)
     return out
@@ -1000,6 +1005,16 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
 
             # dask: a finiteness pass BEFORE the reserve (a raise after it would be a release)
             prepared = prepare(Xv, yv, self.bounds_X, self.bounds_y)
+        # bounds=None: its PrivacyLeakWarning is raised here, before the spend (a user with
+        # warnings as errors is refused, not charged); sufficient_statistics would repeat it
+        read = [
+            (b, c, k)
+            for b, c, k in ((self.bounds_X, Xv, "bounds_X"), (self.bounds_y, yv, "bounds_y"))
+            if b is None
+        ]
+        if prepared is None:
+            for _, column, name in read:
+                check_bounds(None, 1 if np.ndim(column) == 1 else column.shape[1], column, name)
         acc.spend(eps, delta)  # atomic reserve, after validation and before computing
         rng = check_random_state(self.random_state)  # one stream for the bounds and the fit
         # dask input cannot have "private" bounds (refused above), so this reads no dask data
@@ -1022,9 +1037,18 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
                 prepared, bounds_X, bounds_y, self.fit_intercept, self.chunk_size
             )
         else:
-            stats = sufficient_statistics(
-                Xv, yv, bounds_X, bounds_y, bool(self.fit_intercept), self.chunk_size, sample_weight
-            )
+            with warnings.catch_warnings():
+                if read:  # data-read bounds: warned above, before the spend
+                    warnings.simplefilter("ignore", PrivacyLeakWarning)
+                stats = sufficient_statistics(
+                    Xv,
+                    yv,
+                    bounds_X,
+                    bounds_y,
+                    bool(self.fit_intercept),
+                    self.chunk_size,
+                    sample_weight,
+                )
         # sklearn's convention: the coefficients take X's floating dtype (float32 stays float32)
         dtype = np.float32 if getattr(Xv, "dtype", None) == np.float32 else np.float64
         one_d = np.ndim(yv) == 1

@@ -148,7 +148,7 @@ def release_scale(
 
     _check_axis(estimator)
     epsilon = check_epsilon(epsilon)
-    lo, hi = check_interval(candidate_range, name="candidate_range")
+    lo, hi = check_interval(candidate_range, name="candidate_range", finite_width=False)  # asinh
     s = check_measure("asinh", asinh_scale)
     accountant = check_accountant(estimator.accountant if accountant is None else accountant)
     accountant.check(epsilon, 0.0)

@@ -17,6 +17,7 @@ from .._bounds import (
 )
 from .._validation import check_epsilon, check_random_state
 from ..accounting import check_accountant
+from ..tools._moments import _check_var_width
 
 
 class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -67,6 +68,9 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         if not private:  # public bounds: validated before the spend, cost nothing
             box = PublicBox.validated(self.bounds, p, name="bounds")
             lower, upper = box.lower, box.upper
+            if self._spends_rest:  # the variance needs a finite (upper - lower)^2
+                for lo, hi in zip(lower, upper):
+                    _check_var_width(float(lo), float(hi))
         rng = check_random_state(self.random_state)
         if accountant is not None:
             accountant.spend(epsilon, 0.0)

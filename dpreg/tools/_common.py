@@ -24,12 +24,26 @@ def check_values(a, name="a"):
     return values
 
 
-def check_interval(bounds, values=None, name="bounds"):
+def check_interval(bounds, values=None, name="bounds", finite_width=True):
     """Validate a public interval ``(lower, upper)`` with ``lower < upper``.
 
     ``bounds=None`` reads the interval from ``values`` with a :class:`PrivacyLeakWarning`
     (the min and max of private data are not private), as every dpreg estimator does.
+    ``finite_width`` also requires ``upper - lower`` to be a finite float (it is a
+    sensitivity, a bin width or a sampling domain for every caller but the asinh measure):
+    an interval such as ``(-1.7e308, 1.7e308)`` is refused here, before the spend, instead of
+    overflowing after it.
     """
+    lo, hi = _interval(bounds, values, name)
+    if finite_width and not np.isfinite(hi - lo):
+        raise ValueError(
+            f"{name} must have a finite width upper - lower (at most 1.8e308), got "
+            f"({lo!r}, {hi!r})."
+        )
+    return lo, hi
+
+
+def _interval(bounds, values, name):
     if bounds is None:
         if values is None:
             raise ValueError(f"{name} must be given.")
@@ -41,7 +55,8 @@ def check_interval(bounds, values=None, name="bounds"):
         )
         lo, hi = float(np.min(values)), float(np.max(values))
         if lo == hi:  # a degenerate interval would give a zero sensitivity
-            lo, hi = lo - 0.5, hi + 0.5
+            pad = max(0.5, abs(lo) * 2.0**-40)  # 0.5 would vanish next to 1e300
+            lo, hi = lo - pad, hi + pad
         return lo, hi
     try:
         lo, hi = (float(b) for b in bounds)

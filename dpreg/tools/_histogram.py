@@ -33,7 +33,7 @@ def _check_edges(bins, range, values):
         raise ValueError("bins must be a positive integer or an array of edges.") from None
     if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)):
         raise ValueError("bins as edges must be a 1-D finite array with at least 2 entries.")
-    if not np.all(np.diff(edges) > 0):
+    if not np.all(edges[1:] > edges[:-1]):  # no subtraction: it could overflow
         raise ValueError("bin edges must be strictly increasing.")
     return edges
 

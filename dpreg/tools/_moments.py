@@ -22,6 +22,8 @@ variance (post-processing, same budget).
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._validation import check_random_state
 from ..noise import LaplaceMechanism
 from ._common import check_interval, check_values, spend
@@ -34,7 +36,30 @@ def mean_sensitivity(n, lower, upper):
 
 def var_sensitivity(n, lower, upper):
     """Replace-one sensitivity of the population variance of ``n`` values in ``[lower, upper]``."""
-    return (n - 1) * (upper - lower) ** 2 / n**2
+    sens = (n - 1) * (upper - lower) ** 2 / n**2
+    if sens == float("inf"):  # (n - 1) w^2 passed 1.8e308 (w^2 is finite): reorder
+        sens = (n - 1) / n**2 * (upper - lower) ** 2
+    return sens
+
+
+def _check_var_width(lower, upper):
+    """Before the spend: the variance bounds ``w^2 / 4`` and its sensitivity need a finite
+    ``w^2`` (``w <= 1.3e154``); a wider public interval is a ValueError here rather than an
+    ``OverflowError`` after the budget is charged."""
+    width = float(upper - lower)
+    if not np.isfinite(width * width):  # a Python float product: inf, no warning
+        raise ValueError(
+            f"bounds are too wide for the variance: (upper - lower)^2 overflows a float "
+            f"(width {upper - lower:g} > 1.3e154), got ({lower!r}, {upper!r})."
+        )
+
+
+def _centred(x, lower, upper):
+    """``(mid, half, z)`` with ``x = mid + half * z`` and ``z`` in [-1, 1]: the overflow-free
+    form of values near +-1.8e308 (``lower / 2 + upper / 2`` cannot overflow, ``half`` is finite
+    because the width is)."""
+    mid, half = lower / 2.0 + upper / 2.0, (upper - lower) / 2.0
+    return mid, half, (x - mid) / half
 
 
 def _laplace(value, sensitivity, epsilon, rng, fallback):
@@ -49,14 +74,24 @@ def private_mean(values, lower, upper, epsilon, rng):
     """Noisy clamped mean (no validation, no accounting: callers do both first)."""
     x = values.clip(lower, upper)
     sens = mean_sensitivity(x.size, lower, upper)
-    noisy = _laplace(x.mean(), sens, epsilon, rng, fallback=(lower + upper) / 2.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # after the spend: nothing may raise
+        value = x.mean()
+    if not np.isfinite(value):  # the sum passed 1.8e308: the same mean, computed centred
+        mid, half, z = _centred(x, lower, upper)
+        value = mid + half * z.mean()
+    noisy = _laplace(value, sens, epsilon, rng, fallback=(lower + upper) / 2.0)
     return min(max(noisy, lower), upper)
 
 
 def private_var(values, lower, upper, epsilon, rng):
     """Noisy clamped population variance (no validation, no accounting)."""
     x = values.clip(lower, upper)
-    noisy = _laplace(x.var(), var_sensitivity(x.size, lower, upper), epsilon, rng, fallback=0.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # after the spend: nothing may raise
+        value = x.var()
+    if not np.isfinite(value):  # a sum passed 1.8e308: the same variance, computed centred
+        _, half, z = _centred(x, lower, upper)
+        value = half**2 * z.var()
+    noisy = _laplace(value, var_sensitivity(x.size, lower, upper), epsilon, rng, fallback=0.0)
     return min(max(noisy, 0.0), (upper - lower) ** 2 / 4.0)
 
 
@@ -109,6 +144,7 @@ def var(a, epsilon=1.0, bounds=None, *, random_state=None, accountant=None):
     """
     values = check_values(a)
     lower, upper = check_interval(bounds, values)
+    _check_var_width(lower, upper)
     rng = check_random_state(random_state)
     epsilon = spend(accountant, epsilon)
     return private_var(values, lower, upper, epsilon, rng)

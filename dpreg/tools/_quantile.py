@@ -71,11 +71,30 @@ def check_measure(measure, asinh_scale):
 
 
 def _to_u(x, measure, s):
-    return np.arcsinh(np.asarray(x, dtype=float) / s) if measure == "asinh" else x
+    """``asinh(x / s)``, finite for every finite ``x``. It runs on the private values after
+    the spend, where nothing may raise (also under warnings-as-errors): when ``x / s``
+    overflows (``|x| > 1.8e308 s``, e.g. ``|x| > 1.8e306`` at ``s = 0.01``) the value is
+    ``sign(x) (log 2 + log|x| - log s)``, the expansion ``asinh(z) = log(2 z) + O(z^-2)``,
+    exact to double precision there, so the order of the values (all the KNG count uses) is
+    kept. Other values are unchanged bit for bit."""
+    if measure != "asinh":
+        return x
+    x = np.asarray(x, dtype=float)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # unused entries
+        u = np.arcsinh(x / s)
+        far = np.isinf(u)
+        if np.any(far):
+            u = np.where(far, np.sign(x) * (np.log(np.abs(x)) + (np.log(2.0) - np.log(s))), u)
+    return u
 
 
 def _from_u(u, measure, s):
-    return s * np.sinh(u) if measure == "asinh" else u
+    """``s sinh(u)``; an overflow to +-inf (past 1.8e308) is clipped to the public interval by
+    the caller (:func:`private_quantile_draws`), so it is not a warning either."""
+    if measure != "asinh":
+        return u
+    with np.errstate(over="ignore"):
+        return s * np.sinh(u)
 
 
 def quantile_mechanism(values, level, epsilon, lower, upper, measure="uniform", asinh_scale=1.0):
@@ -150,8 +169,9 @@ def quantile(
     """
     values = check_values(a)
     levels, scalar = check_levels(q)
-    lower, upper = check_interval(bounds, values)
     s = check_measure(measure, asinh_scale)
+    # the uniform measure samples on [lower, upper] itself: its width must be a finite float
+    lower, upper = check_interval(bounds, values, finite_width=measure != "asinh")
     rng = check_random_state(random_state)
     epsilon = spend(accountant, epsilon)
     draws = private_quantile_draws(
