@@ -121,12 +121,17 @@ def unit_map(lower, upper, symmetric=False):
 
     ``symmetric=True`` keeps the origin: ``mid = 0`` and ``half = max(|lower|, |upper|)`` (the
     no-intercept scaling). A zero ``half`` marks a constant column.
+
+    Halving first: ``upper / 2 + lower / 2`` equals ``(upper + lower) / 2`` bit for bit
+    (halving is exact for normal floats) but cannot overflow for bounds near 1.8e308, e.g.
+    bounds read from a constant column of 1.7e308, where ``upper + lower`` is inf and a
+    RuntimeWarning after the spend would become an exception under warnings-as-errors.
     """
     lower = np.asarray(lower, dtype=float)
     upper = np.asarray(upper, dtype=float)
     if symmetric:
         return np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
-    return (upper + lower) / 2.0, (upper - lower) / 2.0
+    return upper / 2.0 + lower / 2.0, upper / 2.0 - lower / 2.0
 
 
 def safe_inverse(half):

@@ -148,11 +148,6 @@ MEDIAN_OVERFLOW = (
     "_sensitivity.py order statistics): needs a pre-spend rule or an exact power-of-two "
     "rescaling in PrivateProjectionMedian.fit (projection_median.py, not edited here)"
 )
-DEFAULT_BOUNDS = (
-    "bounds read from the data (PrivacyLeakWarning acknowledged): _bounds.unit_map computes "
-    "(upper + lower) / 2 and (upper - lower) / 2, which overflow (dpreg/_bounds.py, not "
-    "edited here)"
-)
 
 
 def _est(cls, classifier=False, sample_weight=False, **kw):
@@ -228,12 +223,9 @@ LEAK_OK = {
     "kng-default-leak-ok": _leak_ok(_est(K)),
     "opquantile-default-leak-ok": _leak_ok(_est(O)),
 }
-# after the spend, in a file not edited here (see the reason strings)
-XFAIL = {
-    ("functional-default-leak-ok", "constant"): DEFAULT_BOUNDS,
-    ("logistic-default-leak-ok", "constant"): DEFAULT_BOUNDS,
-    ("kng-default-leak-ok", "constant"): DEFAULT_BOUNDS + " (before the spend here, unclear)",
-}
+# after the spend, in a file not edited here (see the reason strings); the unit_map overflow of
+# the default bounds on a constant 1.7e308 column was mended at integration (_bounds.unit_map)
+XFAIL = {}
 
 
 def _params(table):
