@@ -509,6 +509,27 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         return _trimmed.median_error_bound(c, d, ratio)
 
     @staticmethod
+    def _check_magnitude(X):
+        """Before the spend: the data must be small enough to be projected and differenced in
+        float64. A projection ``u^T x`` (``||u||_2 = 1``) is at most ``sqrt(d) max|x|`` in size,
+        and the certificates subtract two projections and scale the result, so entries near
+        1.8e308 (e.g. 1.7e308) would overflow to inf after the spend, with a RuntimeWarning
+        that becomes an exception, charged and data-dependent, for users who turn warnings
+        into errors. Like the finiteness check, this is validation of the input before
+        anything is spent; the remedy (rescaling X by a public factor) is the user's."""
+        d = X.shape[1]
+        limit = np.finfo(np.float64).max / (16.0 * math.sqrt(d))
+        with np.errstate(all="ignore"):
+            largest = float(np.max(np.abs(X))) if X.size else 0.0
+        if not largest <= limit:
+            raise ValueError(
+                f"X has entries of magnitude up to {largest:.3g}; PrivateProjectionMedian "
+                f"needs max |x| <= {limit:.3g} (float64 max / (16 sqrt(n_features))) so that "
+                "projections and their differences cannot overflow. Rescale X by a public "
+                "factor first."
+            )
+
+    @staticmethod
     def _check_trim_overflow(n, trim, error):
         """Before the spend: no sum of n kept rows (each of norm <= the largest radius) or
         shift may overflow, with the adaptive first radius ``radius + error``."""
@@ -693,6 +714,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             raise ValueError(
                 f"PrivateProjectionMedian needs at least 3 samples, got n_samples = {n}."
             )
+        self._check_magnitude(X)
         epsilon, delta, tau, eta, c = self._check_params(n, d)
         trim = self._check_trim(n, d)
         total_epsilon = check_epsilon(self.epsilon)
