@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
+from .._random import release_seed
 from .._validation import check_epsilon, check_random_state
 from ._inference import (
     Summary,
@@ -35,7 +36,6 @@ from ._inference import (
     check_n_boot,
     interval_output,
     param_names,
-    release_seed,
     se_output,
     summary_frame,
 )
