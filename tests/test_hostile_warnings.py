@@ -267,9 +267,10 @@ MEDIANS = {
     "median-public-trim": _median(scale=[1.0, 1.0], trim_scale=[1.0, 1.0]),
     "median-private-trim": _median(scale="private", trim_scale="private"),
 }
-# denormal data with scale="iqr" (n=200, d=2, epsilon=50) ran > 20 CPU-s after the spend
-# (the PTR pass or the sampler; not diagnosed): reported, not run in the default suite
-SKIP = {("median-iqr", "denormal"): "runs > 20 CPU-s after the spend (reported to the lead)"}
+# denormal data with scale="iqr" (n=200, d=2, epsilon=50) used to hang after the spend (the
+# exact sampler's output cell below 2**-1075 was never decided; fixed in _grid_release, now
+# ~0.5 CPU-s): nothing is skipped any more; the hook stays for the next such case
+SKIP = {}
 
 
 def _params_skip(table):

@@ -267,18 +267,32 @@ class GridProposal:
         return np.ldexp(n_lo, g_exp)
 
     def _cells_arb(self, X):
+        """Released values of one accepted row of arb balls, or ``None`` if a cell is undecided.
+
+        Below ``2**(_MIN_EXP + SIGNIFICANT_BITS + 1)`` (``E <= -1042``) the spacing is
+        ``2**_MIN_EXP`` whatever the exponent, so neither the sign nor E is needed (the ideal
+        value may be below the smallest subnormal, or 0 after rounding). Above it, E is read
+        exactly from the ball's midpoint (an exact dyadic), never through a float: a float
+        midpoint underflows to 0 below ``2**-1075`` (the cell was then never decided and the
+        refinement loop of :meth:`_slow` ran forever) and can round up to ``2**(E + 1)``.
+        """
         from flint import arb
 
+        small = arb(2) ** (_MIN_EXP + SIGNIFICANT_BITS + 1)
         vals = []
         for j in range(self.d):
             o = X[0, j] * arb(self.s) + arb(float(self.x0[j]))
-            if not (o > 0 or o < 0):
-                return None
-            mag = abs(o)
-            e = math.frexp(float(o.mid()))[1] - 1
-            if not (mag >= arb(2) ** e and mag < arb(2) ** (e + 1)):
-                return None
-            g_exp = max(e - SIGNIFICANT_BITS, _MIN_EXP)
+            if abs(o) < small:  # certainly below: the fixed subnormal spacing
+                g_exp = _MIN_EXP
+            else:
+                if not (o > 0 or o < 0):
+                    return None
+                mag = abs(o)
+                man, ex = o.mid().man_exp()  # mid = man * 2**ex exactly, man != 0 here
+                e = int(ex) + abs(int(man)).bit_length() - 1
+                if not (mag >= arb(2) ** e and mag < arb(2) ** (e + 1)):
+                    return None
+                g_exp = max(e - SIGNIFICANT_BITS, _MIN_EXP)
             n = (o * arb(2) ** (-g_exp) + arb(0.5)).floor().unique_fmpz()
             if n is None:
                 return None

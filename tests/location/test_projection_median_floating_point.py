@@ -164,3 +164,60 @@ def test_median_release_low_bit_distinguishers_long():
     za = _hardened(U, mu_a, sigma, 11, 10 * N_DRAWS)[:, 0]
     zb = _hardened(U, mu_b, sigma, 12, 10 * N_DRAWS)[:, 0]
     assert _dp_violations(za, zb, EPS_PAIR, 0.0) == {}
+
+
+def _cells_of(value_arb):
+    """``_cells_arb`` on one coordinate ``x' = value`` in the frame ``x0 = 0, s = 1``."""
+    from types import SimpleNamespace
+
+    X = np.empty((1, 1), dtype=object)
+    X[0, 0] = value_arb
+    return gr.GridProposal._cells_arb(SimpleNamespace(d=1, s=1.0, x0=np.zeros(1)), X)
+
+
+def test_arb_cells_decide_values_below_the_smallest_subnormal():
+    """Regression (hang on denormal data, scale="iqr"): an ideal value below 2**-1075 has a
+    float midpoint 0, from which the old code read the exponent -1 and never decided the cell,
+    so ``_slow`` refined forever after the spend. The cell is the fixed spacing 2**-1074
+    there; the exponent comes from the exact midpoint (a float one can round up to 2**(E+1))."""
+    from flint import arb, ctx
+
+    old = ctx.prec
+    ctx.prec = 300
+    try:
+        tiny = arb(2) ** -1200
+        assert list(_cells_of(arb("7.99e-327", tiny))) == [0.0]  # 2**-1084: rounds to 0
+        assert list(_cells_of(-arb("7.99e-327", tiny))) == [0.0]
+        # 0.6 * 2**-1074 rounds up to the smallest subnormal; 1.4 * 2**-1074 down to it
+        assert list(_cells_of(arb(2) ** -1074 * arb("0.6") + tiny)) == [5e-324]
+        assert list(_cells_of(arb(2) ** -1074 * arb("1.4") + tiny)) == [5e-324]
+        # just below a power of two: the float midpoint is 2**-1000, the exponent is -1001
+        below = arb(2) ** -1000 * (1 - arb(2) ** -60)
+        assert list(_cells_of(below + arb(0, arb(2) ** -1090))) == [2.0**-1000]
+        below = arb(2) ** 10 * (1 - arb(2) ** -60)  # same at a normal scale
+        assert list(_cells_of(below + arb(0, arb(2) ** -100))) == [1024.0]
+        # agrees with the public rounding map wherever the value is a float
+        for v in (3.7e-320, -2.5e-310, 1.234567e-300, 7.0, -1e300):
+            assert list(_cells_of(arb(v))) == list(gr.round_relative(np.array([v])))
+        # a ball straddling a cell boundary stays undecided (more bits are drawn)
+        assert _cells_of(arb(2) ** -1074 * arb("0.5") + arb(0, arb(2) ** -1100)) is None
+    finally:
+        ctx.prec = old
+
+
+@pytest.mark.parametrize("kw", [{"scale": "iqr"}, {"scale": "iqr", "norm": "linf"}])
+def test_denormal_data_release_in_bounded_time(kw):
+    """The hostile case that hung (test_hostile_warnings): n = 200, d = 2, values 0, +-5e-324,
+    +-1e-323, epsilon = 50. The test passes and the release is decided in one arb round
+    (~0.5 CPU-s); a faulthandler guard turns a regression into a failure, not a hang."""
+    import faulthandler
+
+    rng = np.random.default_rng(0)
+    X = np.where(rng.random((200, 2)) < 0.5, -1.0, 1.0) * 5e-324 * rng.integers(0, 3, (200, 2))
+    faulthandler.dump_traceback_later(60, exit=True)
+    try:
+        est = PrivateProjectionMedian(epsilon=50.0, random_state=0, **kw).fit(X)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert np.all(np.abs(est.location_) <= 1e-323)
+    assert np.all(_significant_bits(est.location_) <= gr.SIGNIFICANT_BITS + 1)
