@@ -737,6 +737,16 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 "Use norm='linf' (coordinate axes; exact in closed form) or the approximate, "
                 "opt-in sampler='hit_and_run'."
             )
+        if self.sampler == "hit_and_run":  # public: warn before the spend, so that a user
+            # with warnings as errors gets the exception without being charged
+            warnings.warn(
+                "sampler='hit_and_run' draws from exp(-c O) only approximately (finite Markov "
+                "chain); the (epsilon, delta) guarantee then holds only approximately. Its "
+                "float state is rounded to the exact sampler's public relative grid, which is "
+                "not a floating-point certificate either (docs/floating_point.md).",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
         accountant.spend(total_epsilon, delta)  # atomic reserve, after validation, before computing
         rng = check_random_state(self.random_state)
         U = make_directions(self.norm, d, self.n_directions, rng, n_samples=n)
@@ -798,15 +808,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             location = smp.sample(1, max_proposals=self.max_proposals)[0]
             diag["acceptance_rate"] = smp.acceptance_rate
             diag["n_proposals"] = smp.n_proposals
-        else:
-            warnings.warn(
-                "sampler='hit_and_run' draws from exp(-c O) only approximately (finite Markov "
-                "chain); the (epsilon, delta) guarantee then holds only approximately. Its "
-                "float state is rounded to the exact sampler's public relative grid, which is "
-                "not a floating-point certificate either (docs/floating_point.md).",
-                PrivacyLeakWarning,
-                stacklevel=2,
-            )
+        else:  # warned before the spend (a public parameter)
             steps = 50 * d if self.n_steps is None else int(self.n_steps)
             start = x_star if x_star is not None else np.linalg.lstsq(U, mu, rcond=None)[0]
             # same public output set as the exact sampler; certifies nothing about the law

@@ -254,6 +254,25 @@ def test_hit_and_run_is_opt_in_and_warns(gaussian):
         PrivateProjectionMedian(epsilon=5.0, random_state=0).fit(gaussian)
 
 
+def test_hit_and_run_warns_before_the_spend(gaussian):
+    """The warning depends on a public parameter only: with warnings as errors the fit stops
+    at it and nothing is charged (it used to warn after the release, budget already spent).
+    Control: the same accountant is charged by the fit that runs through."""
+    acc = BudgetAccountant(delta=0.5)
+    est = PrivateProjectionMedian(
+        epsilon=5.0, sampler="hit_and_run", n_steps=20, random_state=0, accountant=acc
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        with pytest.raises(PrivacyLeakWarning, match="only approximately"):
+            est.fit(gaussian)
+    assert acc.spent == (0.0, 0.0)
+    assert not hasattr(est, "location_")
+    with pytest.warns(PrivacyLeakWarning, match="only approximately"):
+        est.fit(gaussian)
+    assert acc.spent[0] == pytest.approx(5.0)
+
+
 def test_diagnostics_only_on_request(gaussian):
     est = PrivateProjectionMedian(epsilon=5.0, random_state=0).fit(gaussian)
     assert not hasattr(est, "diagnostics_")
