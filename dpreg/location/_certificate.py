@@ -67,7 +67,10 @@ def summarise_public(chunks, s_u, k_cap, eta_ladder):
         start += S.shape[0]
         mus.append(sens.location_scale(S, "mad")[0])
         for j in range(j_stop):
-            f = float(np.max(sens.median_movement(S, j) / s_chunk))
+            # a ratio above the float range is +inf: F_j > eta_j, the certificate fails (the
+            # safe side; no warning after the spend). s_chunk > 0 (_direction_scales).
+            with np.errstate(over="ignore"):
+                f = float(np.max(sens.median_movement(S, j) / s_chunk))
             F[j] = max(F[j], f)
             if not f <= eta_ladder(j):
                 j_stop = j

@@ -438,6 +438,11 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 f"scale must be 'mad', 'iqr', 'private' or {d} finite positive public scales, "
                 f"got {self.scale!r}."
             )
+        if np.min(s) < np.finfo(float).tiny:  # s_u > 0 needs it (see _direction_scales)
+            raise ValueError(
+                f"public scales must be normal floats (>= {np.finfo(float).tiny:.4g}), got "
+                f"{self.scale!r}; rescale the data (and the scales) first."
+            )
         with np.errstate(over="ignore"):
             norm = np.linalg.norm(s)
         if not np.isfinite(norm):
@@ -627,12 +632,26 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
     def _direction_scales(self, U, s=None):
         """Public ``s_u = ||s * u||_2`` per direction when ``scale`` is an array (or ``s`` the
         released private scales), else None: the spread of ``u^T x`` if the features were
-        uncorrelated with standard deviations s."""
+        uncorrelated with standard deviations s.
+
+        The plain ``sqrt(sum (u_j s_j)^2)`` loses precision (subnormal squares) or underflows
+        to 0 for s below about 1e-154 (then ``F_j`` was divided by 0 after the spend); rows
+        with ``r = max_j |u_j s_j| < 2**-500`` are computed as ``r ||(u s) / r||_2``. With
+        every ``s_j`` a normal float (``_scale_kind``; released scales are floored at 1e-100)
+        and ``|u_j| >= 1/sqrt(d)`` for the largest coordinate of a unit u,
+        ``r >= 2**-1022 / sqrt(d) > 0``, so ``s_u > 0``. Only s and U enter: they are public."""
         if s is None:
             kind, s = self._scale_kind(U.shape[1])
             if kind != "public":
                 return None
-        return np.linalg.norm(U * s, axis=1)
+        V = U * s
+        r = np.max(np.abs(V), axis=1)
+        low = r < 2.0**-500
+        with np.errstate(under="ignore"):
+            s_u = np.linalg.norm(V, axis=1)  # unchanged for every row at a usual scale
+            if np.any(low):
+                s_u[low] = r[low] * np.linalg.norm(V[low] / r[low, None], axis=1)
+        return s_u
 
     def _summarise(self, chunks, eta, tau, k_cap, public=None):
         """The one pass over the sorted projections, with F_j's ladder ``eta (1 - j slack)``;

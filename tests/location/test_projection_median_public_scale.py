@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from dpreg import BudgetAccountant, PrivateProjectionMedian
+from dpreg.exceptions import PTRTestFailedError
 from dpreg.location import _sensitivity as sens
 from dpreg.location.projection_median import make_directions
 
@@ -128,3 +129,48 @@ def test_trimmed_fit_refuses_inference_before_spending():
     with pytest.raises(ValueError, match="trim_scale"):
         est.release_scale(X, 1.0)
     assert len(acc) == 1
+
+
+def test_subnormal_public_scale_is_refused_before_spending():
+    acc = BudgetAccountant(delta=0.5)
+    X = np.random.default_rng(0).standard_normal((200, 2)) * 1e-310
+    est = PrivateProjectionMedian(epsilon=50.0, scale=[1e-310, 1.0], accountant=acc)
+    with pytest.raises(ValueError, match="normal floats"):
+        est.fit(X)
+    assert acc.spent == (0.0, 0.0)
+
+
+def test_direction_scales_do_not_underflow():
+    """s_u = ||s * u||_2 for tiny public scales: the plain sum of squares underflowed to 0
+    below s of about 1e-154 and F_j was divided by 0 after the spend (a RuntimeWarning for
+    every data set). The rescaled rows agree with the exact scaling law s_u(a s) = a s_u(s)."""
+    U = make_directions("l2", 3, 50, np.random.default_rng(1))
+    s = np.array([1.0, 2.0, 0.5])
+    ref = PrivateProjectionMedian(scale=s)._direction_scales(U)
+    for a in (1e-160, 1e-250, 2.0**-1000):  # a * s stays normal
+        tiny = PrivateProjectionMedian(scale=a * s)._direction_scales(U)
+        assert np.all(tiny > 0)
+        np.testing.assert_allclose(tiny / a, ref, rtol=1e-14)
+    assert np.array_equal(PrivateProjectionMedian(scale=s)._direction_scales(U), ref)
+
+
+@pytest.mark.parametrize(
+    ("x_scale", "scale", "passes"),
+    [(1e-200, 1e-200, True), (1e-300, 1e-300, True), (1e300, 1e-10, False)],
+)
+def test_extreme_public_scales_never_warn_after_the_spend(x_scale, scale, passes):
+    """With warnings as errors: tiny scales fit (on data at their scale); F_j above the float
+    range (1e300 data, scale 1e-10) is +inf, so the certificate fails quietly (the exact
+    ratio exceeds every eta, so the decision is the exact one) and the test fails."""
+    import warnings
+
+    X = np.random.default_rng(1).standard_normal((200, 2)) * x_scale
+    est = PrivateProjectionMedian(epsilon=50.0, scale=[scale, scale], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if passes:
+            loc = est.fit(X).location_
+            assert np.all(np.abs(loc) < 0.5 * x_scale)
+        else:
+            with pytest.raises(PTRTestFailedError):
+                est.fit(X)
