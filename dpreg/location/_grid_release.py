@@ -50,6 +50,12 @@ from ..noise._ballarith import _GROW, _LIBM_REL, _OP, _TINY, _ArbBackend, _Ball,
 SIGNIFICANT_BITS = 32
 _EXTRA_BITS = 64  # bits added to each uniform per round of the slow (arb) path
 _MIN_EXP = -1074  # the grid never goes below the smallest subnormal spacing
+#: Public cap on the arb refinement rounds of one proposal (53 + 64 * 32 = 2101 bits per
+#: uniform). A round leaves an ideal draw undecided only if it lies within its ball's radius
+#: (relative 2**-(bits - a few)) of an accept or cell boundary, so reaching the cap is an event
+#: of probability of order 2**-2000: in practice only a defect (an undecidable cell, as values
+#: below 2**-1075 were before session 9) gets there, and it then raises instead of hanging.
+_MAX_ROUNDS = 32
 
 
 def round_relative(x):
@@ -301,14 +307,15 @@ class GridProposal:
 
     # ---------------------------------------------------------------- the engine
     def _slow(self, words, k, rng):
-        """Refine one proposal in arb: its released values, or ``None`` if rejected."""
+        """Refine one proposal in arb: its released values, or ``None`` if rejected; at most
+        ``_MAX_ROUNDS`` rounds (a public bound on the time spent after the charge)."""
         from flint import arb, ctx
 
         nums = [int(w) >> 11 for w in words]
         bits = 53
         old_prec = ctx.prec
         try:
-            while True:
+            for _ in range(_MAX_ROUNDS):
                 extra = random_words(rng, self.q)
                 nums = [(nk << _EXTRA_BITS) | int(w) for nk, w in zip(nums, extra, strict=True)]
                 bits += _EXTRA_BITS
@@ -328,6 +335,10 @@ class GridProposal:
                     return cells
         finally:
             ctx.prec = old_prec
+        raise RuntimeError(
+            f"exact sampler: a proposal was still undecided after {bits} bits per uniform "
+            "(a defect of the exact release, not a property of the data; please report it)."
+        )
 
     def draw(self, rng, size, batch, budget=None):
         """Up to ``size`` released points (the first accepted proposals, in order) and the

@@ -221,3 +221,18 @@ def test_denormal_data_release_in_bounded_time(kw):
         faulthandler.cancel_dump_traceback_later()
     assert np.all(np.abs(est.location_) <= 1e-323)
     assert np.all(_significant_bits(est.location_) <= gr.SIGNIFICANT_BITS + 1)
+
+
+def test_arb_refinement_is_capped(monkeypatch):
+    """A cell that is never decided (the failure mode of the denormal hang) raises after the
+    public cap of ``_MAX_ROUNDS`` arb rounds instead of refining forever."""
+    U, mu, _, sigma = _pair(m=6)
+    monkeypatch.setattr(
+        gr.GridProposal,
+        "_accept_float",
+        lambda self, S, X, t: np.zeros(S.m.shape[0], dtype=np.int8),
+    )
+    monkeypatch.setattr(gr.GridProposal, "_cells_arb", lambda self, X: None)
+    smp = ExactSampler(U, mu, sigma, 3.0, np.random.default_rng(8))
+    with pytest.raises(RuntimeError, match=f"{53 + 64 * gr._MAX_ROUNDS} bits"):
+        smp.sample(1, batch=64)
