@@ -64,6 +64,17 @@ def results_dir(quick=False):
     return RESULTS / "quick" if quick else RESULTS
 
 
+def cells_section(stem, quick=False, lead="\n"):
+    """The committed targeted, paired re-runs ``<stem>.md`` (``--cells`` of the real-data
+    benchmarks) as a section to append to a matrix's summary: they decide the cells the
+    matrix's run count left open. Empty for quick runs or when the file does not exist."""
+    path = results_dir(quick) / f"{stem}.md"
+    if quick or not path.exists():
+        return ""
+    body = path.read_text().split("\n", 1)[1]
+    return f"{lead}## Targeted cells, paired (`{stem}.md`)\n" + body
+
+
 def save(df, name, fig=None, quick=False):
     """Write ``<name>.csv`` (and ``<name>.png`` from a matplotlib figure) to :func:`results_dir`."""
     out = results_dir(quick)

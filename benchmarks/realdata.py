@@ -51,7 +51,7 @@ from dpreg import BudgetAccountant, FunctionalLinearRegression
 from dpreg.linear_model.functional import sufficient_statistics
 
 from . import _realdata_sets as sets
-from ._common import cli_parser, results_dir, save
+from ._common import cells_section, cli_parser, results_dir, save
 from .baselines import Box, ols
 from .baselines.adassp import adassp, boosted_adassp
 from .baselines.tukeyem import PTRFailed, tukeyem
@@ -392,13 +392,8 @@ def collect(quick=False, regression_only=False):
 
 
 def targeted_section(quick=False):
-    """The committed targeted, paired re-runs (``realdata_cells.md``), appended to the
-    matrix's summary: they decide the cells the matrix's run count left open."""
-    path = results_dir(quick) / "realdata_cells.md"
-    if quick or not path.exists():
-        return ""
-    body = path.read_text().split("\n", 1)[1]
-    return "\n## Targeted cells, paired (`realdata_cells.md`)\n" + body
+    """The committed ``realdata_cells.md`` as a section of the matrix's summary."""
+    return cells_section("realdata_cells", quick, lead="\n")
 
 
 def run(quick=False, regression_only=False):

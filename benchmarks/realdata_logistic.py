@@ -65,7 +65,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from benchmarks._common import cli_parser, results_dir, save
+from benchmarks._common import cells_section, cli_parser, results_dir, save
 from benchmarks.baselines import dpsgd, output_perturbation
 from benchmarks.baselines._logistic_common import accuracy, design
 from dpreg import ObjectivePerturbationLogistic
@@ -271,13 +271,8 @@ def _markdown(df):
 
 
 def targeted_section(quick=False):
-    """The committed targeted, paired re-runs (``realdata_logistic_cells.md``), appended to the
-    matrix's summary: they decide the cells the matrix's run count left open."""
-    path = results_dir(quick) / "realdata_logistic_cells.md"
-    if quick or not path.exists():
-        return ""
-    body = path.read_text().split("\n", 1)[1]
-    return "\n\n## Targeted cells, paired (`realdata_logistic_cells.md`)\n" + body
+    """The committed ``realdata_logistic_cells.md`` as a section of the matrix's summary."""
+    return cells_section("realdata_logistic_cells", quick, lead="\n\n")
 
 
 def run_targeted(cells, reps):
