@@ -13,7 +13,10 @@ correct 95 % interval over ``reps`` data sets (the yardstick for a distance from
 Run: ``python -m benchmarks._inference_kng_chunks run 100000 0 50 /tmp/kng`` (one process per
 chunk; a sixth argument such as ``4`` or ``0.25,1`` runs only those epsilons on the same
 data sets, with the command's privacy draws only for a leading part of the grid), then
-``python -m benchmarks._inference_kng_chunks merge /tmp/kng``.
+``python -m benchmarks._inference_kng_chunks merge /tmp/kng``. ``merge`` also takes several
+folders joined by commas (``merge /tmp/a,/tmp/b``) and scores each epsilon on the data sets
+that hold it: the epsilons of one n may then come from different runs and have different
+numbers of data sets (each row's ``reps`` says how many).
 """
 
 from __future__ import annotations
@@ -51,19 +54,39 @@ def _ranges(ids):
     return ", ".join(runs)
 
 
+def _load(dirs, n):
+    """``{epsilon: {data set: cells}}`` of n from the chunk folders ``dirs``: a data set's
+    epsilons may come from several folders (e.g. a run of ``0.25,1`` and one of ``4``), but
+    one (data set, epsilon) from two folders is refused (it would be counted twice)."""
+    by_eps = {}
+    for d in dirs:
+        for f in sorted((Path(d) / str(n)).glob("*.pkl")):
+            with open(f, "rb") as fh:
+                cells = pickle.load(fh)
+            for eps, cell in cells.items():
+                if int(f.stem) in by_eps.setdefault(eps, {}):
+                    raise SystemExit(f"n={n}, epsilon={eps}: data set {f.stem} twice ({d})")
+                by_eps[eps][int(f.stem)] = {eps: cell}
+    return by_eps
+
+
 def merge(out, name="inference_kng"):
+    """Score the chunks in ``out`` (one folder, or several joined by commas) per n and
+    epsilon; the epsilons in the grid's order, as the command scores them (the asymptotic
+    oracle's draws of an n share one stream), so a single folder gives what it gave before."""
+    dirs = out.split(",")
     rows = []
     for n in inf.N_GRID:
-        files = sorted((Path(out) / str(n)).glob("*.pkl"))
-        if not files:
+        by_eps = _load(dirs, n)
+        if not by_eps:
             continue
-        chunks = []
-        for f in files:
-            with open(f, "rb") as fh:
-                chunks.append(pickle.load(fh))
-        print(f"n={n}: {len(files)} data sets, {_ranges([int(f.stem) for f in files])}")
         seed = 4000 + inf.N_GRID.index(n)
-        rows += inf.kng_score(n, cells_mod.concat_cells(chunks), seed)
+        cells = {}
+        for eps in sorted(by_eps):
+            ids = sorted(by_eps[eps])
+            print(f"n={n}, epsilon={eps:g}: {len(ids)} data sets, {_ranges(ids)}")
+            cells.update(cells_mod.concat_cells([by_eps[eps][i] for i in ids]))
+        rows += inf.kng_score(n, cells, seed)
     for r in rows:
         r["coverage_mc_sd"] = (0.05 * 0.95 / r["reps"]) ** 0.5
     return inf.kng_frame(rows, name=name)
@@ -77,7 +100,7 @@ def main(argv=None):
     elif argv[:1] == ["merge"]:
         merge(*argv[1:3])
     else:
-        raise SystemExit("usage: run N START STOP DIR | merge DIR [NAME]")
+        raise SystemExit("usage: run N START STOP DIR [EPS,...] | merge DIR[,DIR...] [NAME]")
 
 
 if __name__ == "__main__":

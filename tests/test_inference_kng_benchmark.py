@@ -65,3 +65,32 @@ def test_widths_match_the_asymptotic_oracle_where_the_noise_dominates(monkeypatc
     monkeypatch.setattr(inf, "bootstrap", no_v)
     # slopes: V is ~60% of their variance (about a third of the intercept's, G_00 = n)
     assert np.all(ratio()[1:] < 0.8 * real[1:])
+
+
+def test_merge_joins_epsilons_from_several_folders_and_refuses_a_repeat(tmp_path):
+    """A data set's epsilons may come from two runs (``0.25,1`` and ``4``); the same data set
+    and epsilon in two folders is refused, as it would be counted twice."""
+    import pickle
+
+    from benchmarks._inference_kng_chunks import _load
+
+    def write(folder, i, eps_list):
+        (tmp_path / folder / "100").mkdir(parents=True, exist_ok=True)
+        cells = {e: (np.full((1, 3), i), np.zeros((1, 3, 2)), np.empty(0), None) for e in eps_list}
+        with open(tmp_path / folder / "100" / f"{i:04d}.pkl", "wb") as fh:
+            pickle.dump(cells, fh)
+
+    for i in range(3):
+        write("a", i, [0.25, 1.0])
+    for i in range(2):
+        write("b", i, [4.0])
+    by_eps = _load([tmp_path / "a", tmp_path / "b"], 100)
+    assert {e: sorted(v) for e, v in by_eps.items()} == {
+        0.25: [0, 1, 2],
+        1.0: [0, 1, 2],
+        4.0: [0, 1],
+    }
+    assert by_eps[4.0][1][4.0][0][0, 0] == 1
+    write("c", 1, [1.0])
+    with pytest.raises(SystemExit, match="data set 0001 twice"):
+        _load([tmp_path / "a", tmp_path / "c"], 100)
