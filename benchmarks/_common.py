@@ -64,6 +64,15 @@ def results_dir(quick=False):
     return RESULTS / "quick" if quick else RESULTS
 
 
+def pipe_table(df):
+    """A pipe (Markdown) table of ``df``'s columns, values as ``str`` gives them (pandas'
+    ``to_markdown`` needs the extra ``tabulate`` package)."""
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    rule = "|" + "---|" * len(df.columns)
+    body = ["| " + " | ".join(map(str, r)) + " |" for r in df.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
 def cells_section(stem, quick=False, lead="\n"):
     """The committed targeted, paired re-runs ``<stem>.md`` (``--cells`` of the real-data
     benchmarks) as a section to append to a matrix's summary: they decide the cells the

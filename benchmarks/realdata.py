@@ -51,7 +51,7 @@ from dpreg import BudgetAccountant, FunctionalLinearRegression
 from dpreg.linear_model.functional import sufficient_statistics
 
 from . import _realdata_sets as sets
-from ._common import cells_section, cli_parser, results_dir, save
+from ._common import cells_section, cli_parser, pipe_table, results_dir, save
 from .baselines import Box, ols
 from .baselines.adassp import adassp, boosted_adassp
 from .baselines.tukeyem import PTRFailed, tukeyem
@@ -372,7 +372,7 @@ def run_targeted(cells, reps, splits, method="dpreg boost auto"):
         "`gap_se_paired` from a cluster bootstrap over the held-out folds "
         "(`benchmarks.realdata.paired_gap`), `gap_se_independent` the matrix's formula.\n\n"
     )
-    text = _markdown(tab.round(4))
+    text = pipe_table(tab.round(4))
     print(text)
     (results_dir() / f"{stem}.md").write_text(head + text + "\n")
     return tab
@@ -409,14 +409,6 @@ def run(quick=False, regression_only=False):
     head = f"# Real-data matrix\n\nProduced by `{cmd}` ({took}).\n\n"
     (results_dir(quick) / "realdata.md").write_text(head + text + "\n" + targeted_section(quick))
     return df
-
-
-def _markdown(df):
-    """A pipe table (pandas' ``to_markdown`` needs the extra ``tabulate`` package)."""
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    rule = "|" + "---|" * len(df.columns)
-    body = ["| " + " | ".join(map(str, r)) + " |" for r in df.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
 
 
 def _cell(row):
@@ -467,14 +459,6 @@ def goals(df):
     return pd.DataFrame(out)
 
 
-def _markdown(df):
-    """A pipe table (pandas' ``to_markdown`` needs the extra ``tabulate`` package)."""
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    rule = "|" + "---|" * len(df.columns)
-    body = ["| " + " | ".join(map(str, r)) + " |" for r in df.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
-
-
 def _cell(row):
     if row["method"] == "TukeyEM" and row.get("pass_rate", 1.0) < 0.5:
         return f"PTR fails ({row['pass_rate']:.0%} pass)"
@@ -490,7 +474,7 @@ def summary(df):
         tab = part.pivot_table(
             index=["dataset", "epsilon"], columns="method", values="cell", aggfunc="first"
         )
-        lines.append(_markdown(tab.reset_index()))
+        lines.append(pipe_table(tab.reset_index()))
         lines.append("")
     if (df["task"] == "regression").any():
         g = goals(df)
@@ -511,7 +495,7 @@ def summary(df):
                 " Carlo standard errors of the bar (`boost_auto_gap` > -2 `gap_se`)"
             )
         lines.append("")
-        lines.append(_markdown(g.round(3)))
+        lines.append(pipe_table(g.round(3)))
     return "\n".join(lines)
 
 

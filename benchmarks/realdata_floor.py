@@ -38,8 +38,8 @@ from dpreg.linear_model._boost import AUTO_MIN_N_EPS
 from dpreg.linear_model.functional import solve_normal_equations, sufficient_statistics
 
 from . import _realdata_sets as sets
-from ._common import cli_parser, results_dir
-from .realdata import EPS_GRID, _markdown, median_se, reps_for
+from ._common import cli_parser, pipe_table, results_dir
+from .realdata import EPS_GRID, median_se, reps_for
 
 FACTORS = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 RISK_GRID = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
@@ -116,7 +116,7 @@ def run(quick=False):
     text = (
         f"# PSD floor factor where n * epsilon < 2000\n\nProduced by `{cmd}` ({took}). Median"
         " held-out R^2 over folds x draws; columns are floor factors (times sqrt(p + 1)"
-        " sigma_G) on the same releases; 1.5 is the default.\n\n" + _markdown(df) + "\n"
+        " sigma_G) on the same releases; 1.5 is the default.\n\n" + pipe_table(df) + "\n"
     )
     print(text)
     (results_dir(quick) / "realdata_floor.md").write_text(text)

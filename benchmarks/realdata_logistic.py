@@ -65,7 +65,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from benchmarks._common import cells_section, cli_parser, results_dir, save
+from benchmarks._common import cells_section, cli_parser, pipe_table, results_dir, save
 from benchmarks.baselines import dpsgd, output_perturbation
 from benchmarks.baselines._logistic_common import accuracy, design
 from dpreg import ObjectivePerturbationLogistic
@@ -263,13 +263,6 @@ def cells_summary(raw):
     return pd.DataFrame(rows)
 
 
-def _markdown(df):
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    rule = "|" + "---|" * len(df.columns)
-    body = ["| " + " | ".join(map(str, r)) + " |" for r in df.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
-
-
 def targeted_section(quick=False):
     """The committed ``realdata_logistic_cells.md`` as a section of the matrix's summary."""
     return cells_section("realdata_logistic_cells", quick, lead="\n\n")
@@ -292,7 +285,7 @@ def run_targeted(cells, reps):
         "folds and seeds); `dpreg_minus_anchor` is the mean over the (rep, fold) units of the "
         "paired difference in held-out accuracy, `se` its standard error.\n\n"
     )
-    text = _markdown(tab.round(4))
+    text = pipe_table(tab.round(4))
     print(text)
     (results_dir() / "realdata_logistic_cells.md").write_text(head + text + "\n")
     return tab

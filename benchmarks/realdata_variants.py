@@ -27,7 +27,7 @@ from sklearn.model_selection import KFold
 
 from . import _realdata_sets as sets
 from . import realdata
-from ._common import cli_parser, results_dir
+from ._common import cli_parser, pipe_table, results_dir
 
 #: the variants (``FunctionalLinearRegression`` keyword arguments, all public constants)
 VARIANTS = {
@@ -108,7 +108,7 @@ def table(g):
         index=["(bar)", "(auto's median R^2)"],
         columns=wide.columns,
     )
-    return realdata._markdown(pd.concat([extra, wide]).reset_index(names="variant"))
+    return pipe_table(pd.concat([extra, wide]).reset_index(names="variant"))
 
 
 def main(argv=None):
