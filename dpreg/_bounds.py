@@ -345,7 +345,12 @@ def private_bounds_unchecked(X, epsilon, levels, candidate_range, asinh_scale, w
             X[:, j], levels, eps_each, *candidate_range, "asinh", asinh_scale, rng
         )
         lo, hi = min(q), max(q)  # a swap is post-processing
-        lower[j], upper[j] = lo - widen * (hi - lo), hi + widen * (hi - lo)
+        # post-processing of released values: past +-1.8e308 the width or the sum is +-inf
+        # without a RuntimeWarning and the clip below returns the candidate_range end
+        # (bit-identical to the old expression on every finite result; 0 * inf is kept out)
+        with np.errstate(over="ignore"):
+            spread = widen * (hi - lo) if widen else 0.0
+            lower[j], upper[j] = lo - spread, hi + spread
     return np.clip(lower, *candidate_range), np.clip(upper, *candidate_range)
 
 

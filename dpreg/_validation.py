@@ -18,13 +18,31 @@ from .exceptions import PrivacyLeakWarning
 NAMED_NORMS = ("l1", "l2", "linf")
 
 
+# the largest privacy parameter a user may pass (docs/floating_point.md, section 5c): above it
+# exp(epsilon) and epsilon**2 overflow after the spend (1e300 overflowed the logistic's
+# (exp(epsilon / 2)) ** 2 and the functional mechanism's math.exp; the projection median did
+# not finish in 10 CPU-min at 1e12, 0.3 CPU-s at 1e8); no guarantee is meaningful there. Only
+# an upper cap: the internal shares of a valid epsilon are smaller, so they never trip it.
+EPSILON_MAX = 1e8
+
+
 def check_epsilon(epsilon, name="epsilon"):
-    """Return ``epsilon`` as a float, requiring a finite positive number."""
+    """Return ``epsilon`` as a float, requiring a finite positive number.
+
+    The privacy parameter (``name="epsilon"``, also its internal shares) must also be at
+    most ``EPSILON_MAX``; other positive quantities validated here (sensitivities, shares,
+    radii) need not.
+    """
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise ValueError(f"{name} must be a positive real number, got {epsilon!r}.")
     epsilon = float(epsilon)
     if not np.isfinite(epsilon) or epsilon <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}.")
+    if name == "epsilon" and epsilon > EPSILON_MAX:
+        raise ValueError(
+            f"epsilon must be at most {EPSILON_MAX:g} (above, the calibration overflows in "
+            f"floating point), got {epsilon!r}."
+        )
     return epsilon
 
 

@@ -93,7 +93,14 @@ def ptr_threshold(epsilon, delta, test_fraction=0.5):
 def required_margin(epsilon, delta, beta=TARGET_FAILURE, test_fraction=0.5):
     """Smallest integer safety margin that passes the test with probability >= 1 - beta."""
     slack = math.log(1.0 / (2.0 * beta)) / (test_fraction * epsilon)
-    return max(1, math.ceil(ptr_threshold(epsilon, delta, test_fraction) + slack))
+    margin = ptr_threshold(epsilon, delta, test_fraction) + slack
+    if not math.isfinite(margin):  # public inputs only (delta 1e-320: log(1 / 2 delta) = inf)
+        raise ValueError(
+            "delta (or epsilon) is too small for the PTR test: its margin "
+            "log(1 / (2 delta)) / (test_fraction epsilon) must be finite; use delta >= 1e-300, "
+            f"got epsilon={epsilon!r}, delta={delta!r}."
+        )
+    return max(1, math.ceil(margin))
 
 
 def default_eta(n, epsilon, delta, tau, scale="mad", test_fraction=0.5):

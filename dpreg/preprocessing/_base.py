@@ -71,6 +71,15 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
             if self._spends_rest:  # the variance needs a finite (upper - lower)^2
                 for lo, hi in zip(lower, upper):
                     _check_var_width(float(lo), float(hi))
+            self._check_public_bounds(lower, upper)
+        elif self._spends_rest:  # the private bounds lie in candidate_range: same rule there
+            try:
+                _check_var_width(*candidate_range)
+            except ValueError:
+                raise ValueError(
+                    "candidate_range is too wide for the variance: its width squared must be "
+                    f"finite (width <= 1.3e154), got {self.candidate_range!r}."
+                ) from None
         rng = check_random_state(self.random_state)
         if accountant is not None:
             accountant.spend(epsilon, 0.0)
@@ -86,6 +95,9 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         self.epsilon_bounds_ = epsilon - eps_left
         self._fit_private(clip(X, lower, upper), lower, upper, eps_left, rng)
         return self
+
+    def _check_public_bounds(self, lower, upper):
+        """Refuse public bounds the transformer's map cannot use (before the spend; none)."""
 
     def _fit_private(self, X, lower, upper, epsilon, rng):
         """Learn what the transformer needs beyond the bounds (nothing by default)."""

@@ -176,9 +176,29 @@ class PrivateMinMaxScaler(PrivateTransformerBase):
             a, b = (float(v) for v in self.feature_range)
         except (TypeError, ValueError):
             raise ValueError(f"feature_range must be a pair, got {self.feature_range!r}.") from None
-        if not (math.isfinite(a) and math.isfinite(b) and a < b):
-            raise ValueError(f"feature_range needs finite min < max, got {self.feature_range!r}.")
+        if not (math.isfinite(a) and math.isfinite(b) and a < b and math.isfinite(b - a)):
+            raise ValueError(
+                "feature_range needs finite min < max with a finite width max - min, "
+                f"got {self.feature_range!r}."
+            )
         return super()._check_params()
+
+    def _check_public_bounds(self, lower, upper):
+        """The map ``x * scale_ + min_`` needs a finite width, scale and offset per column
+        (Python floats: inf appears without a warning); checked before the spend."""
+        a, b = (float(v) for v in self.feature_range)
+        for lo, hi in zip(lower.tolist(), upper.tolist()):
+            width = hi - lo
+            if width == 0:
+                continue
+            scale = (b - a) / width if math.isfinite(width) else math.inf
+            if not (math.isfinite(scale) and math.isfinite(a - lo * scale)):
+                raise ValueError(
+                    "bounds cannot be mapped onto feature_range in floating point: each "
+                    "column needs a finite width upper - lower and a finite "
+                    "(max - min) / (upper - lower) (e.g. not wider than 1.7e308 or narrower "
+                    f"than (max - min) / 1.7e308), got {self.bounds!r}."
+                )
 
     def _fit_private(self, X, lower, upper, epsilon, rng):
         a, b = (float(v) for v in self.feature_range)
