@@ -8,6 +8,7 @@ sampler, from the mechanism's definition.
 
 import numpy as np
 import pytest
+from _piecewise_law import piecewise_cdf
 from scipy import stats
 
 import dpreg._bounds as B
@@ -36,15 +37,7 @@ def _log_density(rows, e, u):
 
 def _cdf(rows, e):
     _, edges, logw, log_z = _pieces(rows, e)
-    mass = np.exp(logw - log_z) * np.diff(edges)
-    cum = np.concatenate([[0.0], np.cumsum(mass)])
-
-    def cdf(u):
-        k = np.clip(np.searchsorted(edges, u, side="right") - 1, 0, len(mass) - 1)
-        part = np.clip(u - edges[k], 0.0, np.diff(edges)[k]) * np.exp(logw[k] - log_z)
-        return np.clip(cum[k] + part, 0.0, 1.0)
-
-    return cdf
+    return piecewise_cdf(edges, logw, log_z)
 
 
 def test_check_bounds_groups_validates_before_anything_is_spent():

@@ -6,6 +6,7 @@ chosen by the public scale_only_rule inside fit_bounds(scale_only_features=True)
 
 import numpy as np
 import pytest
+from _piecewise_law import piecewise_cdf
 from scipy import stats
 
 import dpreg._bounds as B
@@ -31,16 +32,7 @@ def _log_density(values, eps, u_grid):
 
 def _exact_cdf(values, eps):
     _, edges, logw, log_z = _log_density(values, eps, np.zeros(1))
-    mass = np.exp(logw - log_z) * np.diff(edges)
-    cum = np.concatenate([[0.0], np.cumsum(mass)])
-
-    def cdf(u):
-        u = np.asarray(u, dtype=float)
-        k = np.clip(np.searchsorted(edges, u, side="right") - 1, 0, len(mass) - 1)
-        part = np.clip(u - edges[k], 0.0, np.diff(edges)[k]) * np.exp(logw[k] - log_z)
-        return np.clip(cum[k] + part, 0.0, 1.0)
-
-    return cdf
+    return piecewise_cdf(edges, logw, log_z)
 
 
 def test_scale_release_follows_its_exact_law_and_a_doubled_budget_is_rejected():

@@ -9,6 +9,7 @@ fit_bounds(relative_features=True, window_features=True) (FunctionalLinearRegres
 
 import numpy as np
 import pytest
+from _piecewise_law import piecewise_cdf
 from scipy import stats
 
 import dpreg._bounds as B
@@ -49,16 +50,7 @@ def _log_density(values, eps, width, t):
 
 def _cdf(values, eps, width):
     edges, logw, log_z = _law(values, eps, width)
-    mass = np.exp(logw - log_z) * np.diff(edges)
-    cum = np.concatenate([[0.0], np.cumsum(mass)])
-
-    def cdf(t):
-        t = np.asarray(t, dtype=float)
-        k = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, len(mass) - 1)
-        part = np.clip(t - edges[k], 0.0, np.diff(edges)[k]) * np.exp(logw[k] - log_z)
-        return np.clip(cum[k] + part, 0.0, 1.0)
-
-    return cdf
+    return piecewise_cdf(edges, logw, log_z)
 
 
 def test_window_gradient_is_the_count_outside_the_window():
