@@ -33,6 +33,7 @@ LOGISTIC_CELLS = (
 )
 LOCATION = "python -m benchmarks.realdata_location"
 MEDIAN_SOTA = "python -m benchmarks.median --sota --runs 20"
+MEDIAN_SCALE = "python -m benchmarks.median --sota-scale"
 MEDIAN_PUBLIC = "python -m benchmarks.median --public-scale --runs 20"
 LINEAR_DASK = "python -m benchmarks.linear"
 LOGISTIC_DASK = "python -m benchmarks.logistic_dask"
@@ -167,10 +168,10 @@ def median_rows():
         {
             "item": "3. median",
             "goal": "n = 10⁶, d = 2: memory ≤ 300 MB and time ≤ 3 s",
-            "measured": f"peak RSS {big['peak_rss_mb']:.0f} MB; {big['fit_cpu_s']:.1f} CPU-s "
-            f"({big['fit_time_s']:.1f} s wall on a loaded shared machine)",
-            "verdict": _verdict(big["peak_rss_mb"] <= 300 and big["fit_cpu_s"] <= 3),
-            "command": f"`{MEDIAN_SOTA}`",
+            "measured": f"peak RSS {big['peak_rss_mb']:.0f} MB; {big['fit_time_s']:.2f} s wall, "
+            f"{big['fit_cpu_s']:.2f} CPU-s (2 threads)",
+            "verdict": _verdict(big["peak_rss_mb"] <= 300 and big["fit_time_s"] <= 3),
+            "command": f"`{MEDIAN_SOTA}` (this row alone: `{MEDIAN_SCALE}`)",
         }
     )
     return rows
@@ -237,8 +238,8 @@ NOT_TABULATED = (
     "`docs/functional_linear_regression.md`, section 6) gives the median error of today's "
     "default over the previous default on seed 001's design: 0.92 at n = 10^5, 0.83-0.97 at "
     "n = 10^4 except eps = 1/8 (1.19), 0.80-1.01 at n = 10^3 except eps = 1 (1.12).\n"
-    "* Item 3's time goal is read in CPU seconds: the committed run's wall time was taken on a "
-    "shared machine with a load average of about 10.\n"
+    "* Item 3's time goal is wall time, which depends on the machine's load (the shared 2-core "
+    "machine of these runs); the row also gives the CPU seconds.\n"
 )
 
 
