@@ -459,12 +459,6 @@ def goals(df):
     return pd.DataFrame(out)
 
 
-def _cell(row):
-    if row["method"] == "TukeyEM" and row.get("pass_rate", 1.0) < 0.5:
-        return f"PTR fails ({row['pass_rate']:.0%} pass)"
-    return f"{row['score']:.3f}"
-
-
 def summary(df):
     lines = []
     for task, part in df.groupby("task", sort=False):

@@ -8,6 +8,7 @@ error of the *paired* difference (same folds for dpreg and the anchor).
 import numpy as np
 import pandas as pd
 import pytest
+from _matrix_rows import matrix_cell
 
 from benchmarks import realdata
 from benchmarks import realdata_logistic as rl
@@ -132,23 +133,11 @@ def test_logistic_cells_summary_is_the_paired_mean_difference():
 
 
 def test_matrix_goal_uses_the_paired_se_when_the_run_stored_it():
-    def _cell(method, score, se, pass_rate=1.0):
-        return dict(
-            task="regression",
-            dataset="toy",
-            epsilon=1.0,
-            method=method,
-            metric="R2",
-            score=score,
-            score_se=se,
-            pass_rate=pass_rate,
-        )
-
     rows = [
-        _cell("AdaSSP", 0.30, 0.01),
-        _cell("BoostedAdaSSP", 0.40, 0.03),
-        _cell("TukeyEM", 0.50, 0.02, pass_rate=0.2),
-        dict(_cell("dpreg boost auto", 0.38, 0.04), gap_paired=-0.015, gap_se_paired=0.004),
+        matrix_cell("AdaSSP", 0.30, 0.01),
+        matrix_cell("BoostedAdaSSP", 0.40, 0.03),
+        matrix_cell("TukeyEM", 0.50, 0.02, pass_rate=0.2),
+        dict(matrix_cell("dpreg boost auto", 0.38, 0.04), gap_paired=-0.015, gap_se_paired=0.004),
     ]
     g = realdata.goals(pd.DataFrame(rows)).iloc[0]
     assert g["boost_auto_gap"] == pytest.approx(0.38 - 0.395)

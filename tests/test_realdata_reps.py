@@ -8,6 +8,7 @@ bounded anchors there (docs/functional_linear_regression.md, section 5d).
 import numpy as np
 import pandas as pd
 import pytest
+from _matrix_rows import matrix_cell
 
 from benchmarks import realdata
 
@@ -30,38 +31,25 @@ def test_median_se_matches_the_normal_theory_and_is_reproducible():
     assert realdata.median_se(np.ones(50)) == 0.0
 
 
-def _cell(method, score, se, pass_rate=1.0):
-    return dict(
-        task="regression",
-        dataset="toy",
-        epsilon=1.0,
-        method=method,
-        metric="R2",
-        score=score,
-        score_se=se,
-        pass_rate=pass_rate,
-    )
-
-
 def test_goal_gap_uses_the_binding_anchor():
     rows = [
-        _cell("AdaSSP", 0.30, 0.01),
-        _cell("BoostedAdaSSP", 0.40, 0.03),
-        _cell("TukeyEM", 0.50, 0.02, pass_rate=0.2),  # failed: not a bar
-        _cell("dpreg boost auto", 0.38, 0.04),
+        matrix_cell("AdaSSP", 0.30, 0.01),
+        matrix_cell("BoostedAdaSSP", 0.40, 0.03),
+        matrix_cell("TukeyEM", 0.50, 0.02, pass_rate=0.2),  # failed: not a bar
+        matrix_cell("dpreg boost auto", 0.38, 0.04),
     ]
     g = realdata.goals(pd.DataFrame(rows)).iloc[0]
     assert not g["boost_auto_ok"]
     assert g["boost_auto_gap"] == pytest.approx(0.38 - 0.395)
     assert g["gap_se"] == pytest.approx(np.hypot(0.04, 0.03))
-    rows[2] = _cell("TukeyEM", 0.45, 0.02, pass_rate=1.0)  # passed: it sets the bar
+    rows[2] = matrix_cell("TukeyEM", 0.45, 0.02, pass_rate=1.0)  # passed: it sets the bar
     g = realdata.goals(pd.DataFrame(rows)).iloc[0]
     assert g["boost_auto_gap"] == pytest.approx(0.38 - 0.45)
     assert g["gap_se"] == pytest.approx(np.hypot(0.04, 0.02))
     # -0.07 > -2 * 0.045: the miss is within the Monte Carlo error
     assert "1 of its 1 unmet cells" in realdata.summary(pd.DataFrame(rows))
-    rows[3] = _cell("dpreg boost auto", 0.38, 0.001)
-    rows[2] = _cell("TukeyEM", 0.45, 0.001, pass_rate=1.0)
+    rows[3] = matrix_cell("dpreg boost auto", 0.38, 0.001)
+    rows[2] = matrix_cell("TukeyEM", 0.45, 0.001, pass_rate=1.0)
     assert "0 of its 1 unmet cells" in realdata.summary(pd.DataFrame(rows))
 
 
