@@ -116,6 +116,18 @@ GRAM_WEIGHT = 0.25
 #: paths with delta > 0, the paper's joint K-norm release) keep the factor 3 they were tuned
 #: with: the issue-14 re-tuning measured the block release only
 RIDGE_FACTOR = {"blocks": 1.5, "joint": 3.0}
+#: The smallest ``epsilon`` a fit accepts (checked before anything is spent; docs/
+#: floating_point.md, section 5c). Every plan's noise has a per-coordinate standard deviation
+#: ``sigma = c Delta / epsilon_T`` (``c <= sqrt((m+1)(m+2)/3) <= m`` for the l_inf K-norm of
+#: dimension m, comparable for the others), and the plan's error proxy, the Gaussian and
+#: flipped Huber calibrations and the PSD solve form ``sigma**2``, which must stay below the
+#: float maximum 1.8e308 (at epsilon = 1e-300 Python's ``**`` raised an OverflowError, and at
+#: 5e-324 the split epsilon underflowed to 0: a ZeroDivisionError, both before the spend). The
+#: statistic's part ``epsilon_T`` is ``epsilon`` minus public shares whose sum is < 1, so
+#: ``epsilon_T >= 2**-53 epsilon`` up to round-off. From ``epsilon >= 1e-100``:
+#: ``sigma <= 1e116 m Delta``, ``sigma**2 <= 1e232 (m Delta)**2``, inside the float range for
+#: any ``m Delta < 1e38``; and no guarantee at epsilon below 1e-100 carries information anyway.
+EPSILON_MIN = 1e-100
 
 
 def ridge_factor_for(ridge_factor, plan, boosted=False):
@@ -888,6 +900,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     # -- parameter checks that need no data
     def _check_params(self):
         eps = check_epsilon(self.epsilon)
+        if eps < EPSILON_MIN:
+            raise ValueError(
+                f"epsilon must be at least {EPSILON_MIN:g} for FunctionalLinearRegression (below "
+                f"it the squared noise scale overflows in floating point), got {eps!r}."
+            )
         delta = check_delta(self.delta)
         acc = check_accountant(self.accountant)
         _check_choice(self.postprocess, POSTPROCESS, "postprocess")
