@@ -208,24 +208,7 @@ ESTIMATORS = _estimator_cases()
 MEDIANS = _median_cases()
 STATS = _stat_cases()
 # (name) -> reason: failures in code not mended here; strict, so a fix turns them into errors
-_KNG_TINY = "_kng_grid.py:221 refuses epsilon too small for the gradient sums AFTER the spend"
-XFAIL: dict[str, str] = {
-    "functional-eps-tiny": "functional.py:509 math.exp overflows before the spend (unclear "
-    "OverflowError, not a ValueError)",
-    "functional-gauss-delta-4.94066e-324": "noise/classic.py:127 exp overflow before the spend "
-    "(a RuntimeWarning, not a ValueError)",
-    "kng-bounds_y-subnormal": "a 1e-320-wide bounds_y: _kng_exact.py:412 divide overflows "
-    "after the spend",
-    "kng-bounds_y-subnormal-centred": "a 1e-320-wide bounds_y: _kng_exact.py:412 divide "
-    "overflows after the spend",
-    "quantile-asinh-one-ulp": "bounds one ulp wide, asinh_scale 1e-310: the mapped interval "
-    "collapses, kng.py:345 raises 'lower < upper' after the spend",
-    "kng-eps-tiny": _KNG_TINY,
-    "kng-eps-floor": _KNG_TINY,
-    "median-trim-1e-310": "projection_median.py:513 scale / trim_scale overflows before the spend",
-    "median-trim-4.94066e-324": "projection_median.py:513 scale / trim_scale overflows before "
-    "the spend",
-}
+XFAIL: dict[str, str] = {}
 
 
 def _params(table):
