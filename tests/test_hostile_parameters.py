@@ -384,3 +384,13 @@ def test_asinh_quantile_on_a_collapsed_interval_releases_its_midpoint():
             random_state=0, accountant=acc,
         )  # fmt: skip
     assert q == 0.5 * lower + 0.5 * upper and len(acc.ledger) == 1
+
+
+def test_functional_weighted_ridge_share_leaves_a_positive_statistic_share():
+    """Found here: ``COUNT_SHARE + ridge_share >= 1`` made the statistic's epsilon negative,
+    refused by the K-norm mechanism AFTER the spend; now before it."""
+    fit = dict(BASE["functional"][1], ridge="adaptive")
+    w = np.full(N, 0.5)
+    _refused(_fit(F, weights=w, ridge_share=0.97, **fit), "ridge_share must be < 0.95")
+    _released(_fit(F, weights=w, ridge_share=0.94, **fit))
+    _released(_fit(F, ridge_share=0.97, **fit))  # unweighted: no count share, no limit

@@ -1095,6 +1095,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("inference_share > 0 needs stats.yty (sufficient_statistics sets it).")
         if self.inference_share > 0 and stats.weighted:
             raise ValueError("sample_weight is not supported with inference_share > 0.")
+        if stats.weighted:
+            self._check_count_share()
         if self._explicit_rounds() > 0:  # "auto" fits without rounds here
             raise ValueError("boost_rounds > 0 needs the rows: use fit(X, y).")
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
@@ -1112,7 +1114,20 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("sample_weight needs numpy input (not dask arrays).")
         if float(self.inference_share) > 0:
             raise ValueError("sample_weight is not supported with inference_share > 0.")
+        self._check_count_share()
         return check_unit_sample_weight(sample_weight, X.shape[0])
+
+    def _check_count_share(self):
+        """A weighted fit with an intercept spends ``COUNT_SHARE`` of epsilon on the sum of
+        the weights: with ``ridge="adaptive"`` the two shares must leave the statistic a
+        positive part (``ridge_share=0.97`` gave a negative epsilon, refused by the K-norm
+        mechanism AFTER the spend). Public parameters only; runs before the spend."""
+        ridge, share = check_ridge(self.ridge, self.ridge_share)
+        if self.fit_intercept and ridge == "adaptive" and COUNT_SHARE + share >= 1:
+            raise ValueError(
+                f"A weighted fit with an intercept spends {COUNT_SHARE:g} of epsilon on the sum "
+                f"of the weights: ridge_share must be < {1 - COUNT_SHARE:g}, got {share!r}."
+            )
 
     def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None, rows=None):
         layout = stats.layout

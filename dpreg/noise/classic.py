@@ -113,7 +113,7 @@ _DELTA_FLOOR = 1e-320
 #: overflowed (a RuntimeWarning at ``delta = 5e-324``, before the spend, in session 9). At the
 #: floor itself the objective is 0 on a whole half-line, and the root finder returned the end
 #: of its first bracket: ``sigma = e^10 = 22026`` at ``delta = 1e-320`` (valid after the exact
-#: check, 580 times the minimum, ``38.08`` at ``1.5e-320``). Targets in the normal range with
+#: check; ``38.08`` suffices at ``1.5e-320``). Targets in the normal range with
 #: 20 decades to the floor bracket on a strictly decreasing stretch of the objective; 1e-300
 #: is also the limit of the projection median's PTR margin (``required_margin``). So the
 #: supported range is ``delta >= 1e-300`` (docs/floating_point.md, section 5c).
