@@ -90,7 +90,7 @@ import numpy as np
 from ._kng_grid import accept, accept_fast, grid_box, indicators_at
 from .noise.balls import LpBall
 
-__all__ = ["BoxSampler"]
+__all__ = ["MIN_BOX_WIDTH", "BoxSampler"]
 
 _EPS = np.finfo(float).eps
 # boxes crossed by at most this many hyperplanes get bounds by enumerating on/off patterns
@@ -100,6 +100,20 @@ _DIRECTIONAL_MAX = 4096
 # ... and only from this many parameters on (a public rule; the law is exact either way)
 _DIRECTIONAL_MIN_DIM = 5
 _PATTERNS = np.array(list(itertools.product((0.0, 1.0), repeat=_ENUMERATE)))
+#: The narrowest box side the sampler's float error model covers (docs/floating_point.md,
+#: section 5c). Its rounding slacks are *relative* (``u |U_i|_1 max|theta|`` per index,
+#: ``u`` the unit roundoff), which is valid while the box's numbers are normal floats: a
+#: subnormal carries an absolute error up to ``2**-1075`` instead. With every side at least
+#: ``2**-450``: the grid step ``g >= 2**-483`` (:func:`dpreg._kng_grid.grid_box`: ``width *
+#: 2**-33 < g``) is never clamped at ``2**-1070``; every distance the bounds form from box
+#: corners and centres is at least ``g / 2 >= 2**-484``, so its square (the l2 dual norm) is
+#: at least ``2**-968``, normal with 54 binades to spare; and the index slack, at least
+#: ``8 u max|theta| >= 2**-501`` with an intercept, dwarfs any underflow of the products.
+#: A 1e-320-wide response box (a parameter box 1e-320 wide) overflowed a division after the
+#: spend. :class:`~dpreg.KNGQuantileRegressor` refuses narrower public domains before the
+#: spend and widens a narrower *released* one (post-processing); other callers must pass a
+#: box this wide.
+MIN_BOX_WIDTH = 2.0**-450
 
 
 def _run_sums(M, rows, starts):
@@ -395,9 +409,26 @@ class BoxSampler:
         )
 
     def _dual_upper(self, v):
-        """Upper bound of the dual norm ``sup_{k in K} k^T v`` of rows ``v >= 0``."""
-        if self._dual_ord is not None:
-            out = np.linalg.norm(v, ord=self._dual_ord, axis=1)
+        """Upper bound of the dual norm ``sup_{k in K} k^T v`` of rows ``v >= 0``.
+
+        An lq norm with ``1 < q < inf`` sums ``v_j**q``, which underflows (to subnormals, then
+        0) or overflows when ``q |log2 max_j v_j|`` leaves the float exponent range: the l2
+        dual of distances below about 1e-154, or any distance below 1e-3 when q = 101 (the
+        dual of p = 1.01), gave a dual norm too small -- a loss-gap bound too large -- or 0
+        and a division by zero. Such rows are scaled by ``2**-e`` (``2**e`` the row's largest
+        entry rounded up to a power of two), which is exact, and the norm is scaled back;
+        other rows keep the plain value bit for bit."""
+        q = self._dual_ord
+        if q is not None and 1.0 < q < np.inf:
+            e = np.frexp(np.max(v, axis=1))[1]  # max_j v_j in [2**(e-1), 2**e)
+            risky = np.abs(e) * q > 900.0
+            if np.any(risky):
+                v = np.array(v, dtype=float)
+                v[risky] = np.ldexp(v[risky], -e[risky, None])
+            out = np.linalg.norm(v, ord=q, axis=1)
+            out[risky] = np.ldexp(out[risky], e[risky])
+        elif q is not None:
+            out = np.linalg.norm(v, ord=q, axis=1)
         else:  # K inside the box of half-widths r
             out = v @ np.asarray(self.ball.half_widths, dtype=float)
         return out * (1.0 + 1e-10)
@@ -409,7 +440,12 @@ class BoxSampler:
         num = self.lmin[boxes] - self._Lq - self._eL
         far = np.maximum(np.abs(self.lo[boxes] - self._q), np.abs(self.hi[boxes] - self._q))
         den = self._dual_upper(far)
-        low = np.where(num > 0.0, num / den * (1.0 - 1e-12), 0.0) - self._gmargin
+        # divide only where the bound says something (num > 0): elsewhere a large negative
+        # num over a tiny den overflowed, a RuntimeWarning after the spend (a 1e-320-wide
+        # box, session 9). Where num > 0, num / den <= ||g||_K <= G is finite (module
+        # docstring), so that quotient never overflows.
+        ratio = np.divide(num, den, out=np.zeros_like(num), where=num > 0.0)
+        low = ratio * (1.0 - 1e-12) - self._gmargin
         return np.maximum(low, 0.0)
 
     def _refresh(self, boxes):

@@ -29,6 +29,7 @@ __all__ = [
     "GRID_BITS",
     "accept",
     "accept_fast",
+    "check_grid_epsilon",
     "decide_below",
     "float_scale",
     "grid_box",
@@ -44,6 +45,16 @@ GRID_BITS = 32
 _INDEX_BITS = 49
 _U53 = 2.0**-53
 _LIBM_REL = 2.0**-44  # assumed accuracy of np.exp (docs/floating_point.md, libm assumption)
+# rho of :func:`float_scale`: the absolute error charged for the logarithms of volumes and
+# integer weights in the sampler's accept test
+_LOG_ERROR = 1e-9
+#: The smallest epsilon (exclusive) of a grid release that pays for its float error
+#: (:func:`float_scale`): ``s = (epsilon - 4 rho) / (2 Delta + 4 (A_1 + A_2))`` is positive
+#: iff ``epsilon > 4 rho`` (the denominator is positive), whatever ``n``, ``d``, the norm and
+#: the sensitivity. At or below it no scale makes the release epsilon-DP as computed;
+#: estimators refuse it before the spend (:func:`check_grid_epsilon`; docs/floating_point.md,
+#: section 5c). KNG releases at such epsilon would be nearly uniform on the box anyway.
+EPSILON_MIN = 4.0 * _LOG_ERROR
 
 
 def grid_box(lower, upper):
@@ -215,8 +226,31 @@ def float_scale(epsilon, sensitivity, ball, n, jump_bound):
     err = (4.0 * n + 1000.0) * np.finfo(float).eps * 2.0 * n * b
     a1 = float(np.sum(err * unit))
     a2 = 2e-12 * 2.0 * n * float(np.sum(b * unit))
-    rho = 1e-9
-    s = (float(epsilon) - 4.0 * rho) / (2.0 * float(sensitivity) + 4.0 * (a1 + a2))
+    s = (float(epsilon) - 4.0 * _LOG_ERROR) / (2.0 * float(sensitivity) + 4.0 * (a1 + a2))
     if not s > 0.0:
+        check_grid_epsilon(epsilon)  # raises: s > 0 exactly when epsilon > EPSILON_MIN
         raise ValueError("epsilon is too small for the float error of the KNG gradient sums.")
     return s
+
+
+def check_grid_epsilon(epsilon):
+    """Raise ``ValueError`` unless ``epsilon > EPSILON_MIN`` (a rule on a public parameter:
+    callers run it before the spend, so that :func:`float_scale` cannot fail after it).
+
+    Examples
+    --------
+    >>> from dpreg._kng_grid import EPSILON_MIN, check_grid_epsilon
+    >>> check_grid_epsilon(1e-8)
+    >>> try:
+    ...     check_grid_epsilon(EPSILON_MIN)
+    ... except ValueError:
+    ...     print("refused")
+    refused
+    """
+    if not float(epsilon) > EPSILON_MIN:
+        raise ValueError(
+            f"epsilon must exceed {EPSILON_MIN:g} for the exact KNG sampler: its grid release "
+            f"pays for the float error of the log-densities with an absolute {EPSILON_MIN:g} of "
+            f"epsilon (dpreg._kng_grid.float_scale), so nothing is left below it; got "
+            f"{float(epsilon)!r}."
+        )

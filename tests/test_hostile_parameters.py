@@ -12,6 +12,9 @@ may also end in its private ``PTRTestFailedError``).
 
 from __future__ import annotations
 
+import warnings
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from test_hostile_warnings import check_contract  # the same contract as for hostile data
@@ -25,7 +28,15 @@ from dpreg import (
     ObjectivePerturbationQuantileRegressor,
     PrivateProjectionMedian,
 )
+from dpreg._kng_exact import MIN_BOX_WIDTH, BoxSampler
+from dpreg._kng_grid import EPSILON_MIN as KNG_EPSILON_MIN
+from dpreg._kng_grid import float_scale
 from dpreg._validation import EPSILON_MAX
+from dpreg.linear_model.functional import EPSILON_MIN as F_EPSILON_MIN
+from dpreg.location._trimmed import _norm2
+from dpreg.noise import GaussianMechanism, analytic_gaussian_sigma
+from dpreg.noise.balls import make_ball
+from dpreg.noise.classic import GAUSSIAN_DELTA_MIN, gaussian_delta_exact
 from dpreg.preprocessing import (
     PrivateBounds,
     PrivateMinMaxScaler,
@@ -208,24 +219,7 @@ ESTIMATORS = _estimator_cases()
 MEDIANS = _median_cases()
 STATS = _stat_cases()
 # (name) -> reason: failures in code not mended here; strict, so a fix turns them into errors
-_KNG_TINY = "_kng_grid.py:221 refuses epsilon too small for the gradient sums AFTER the spend"
-XFAIL: dict[str, str] = {
-    "functional-eps-tiny": "functional.py:509 math.exp overflows before the spend (unclear "
-    "OverflowError, not a ValueError)",
-    "functional-gauss-delta-4.94066e-324": "noise/classic.py:127 exp overflow before the spend "
-    "(a RuntimeWarning, not a ValueError)",
-    "kng-bounds_y-subnormal": "a 1e-320-wide bounds_y: _kng_exact.py:412 divide overflows "
-    "after the spend",
-    "kng-bounds_y-subnormal-centred": "a 1e-320-wide bounds_y: _kng_exact.py:412 divide "
-    "overflows after the spend",
-    "quantile-asinh-one-ulp": "bounds one ulp wide, asinh_scale 1e-310: the mapped interval "
-    "collapses, kng.py:345 raises 'lower < upper' after the spend",
-    "kng-eps-tiny": _KNG_TINY,
-    "kng-eps-floor": _KNG_TINY,
-    "median-trim-1e-310": "projection_median.py:513 scale / trim_scale overflows before the spend",
-    "median-trim-4.94066e-324": "projection_median.py:513 scale / trim_scale overflows before "
-    "the spend",
-}
+XFAIL: dict[str, str] = {}
 
 
 def _params(table):
@@ -255,3 +249,148 @@ def test_median_with_hostile_public_parameters(name):
 def test_preprocessing_and_statistics_with_hostile_public_parameters(name):
     acc = BudgetAccountant(delta=0.5)
     check_contract(STATS[name](acc), acc)
+
+
+# ------------------------------------------------------------------ the rules that close them
+# Each rule: refused before any spend just outside the supported range (the accountant's
+# ledger stays empty), a finite release just inside it (docs/floating_point.md, section 5c).
+def _refused(make, match):
+    acc = BudgetAccountant(delta=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=match):
+            make(acc)()
+    assert len(acc.ledger) == 0
+
+
+def _released(make, ptr_ok=False):
+    acc = BudgetAccountant(delta=0.5)
+    assert check_contract(make(acc), acc, ptr_ok=ptr_ok) in ("ok", "ptr-failed")
+    assert len(acc.ledger) == 1
+
+
+def test_functional_epsilon_min():
+    fit = dict(BASE["functional"][1])
+    _refused(_fit(F, epsilon=float(np.nextafter(F_EPSILON_MIN, 0.0)), **fit), "at least 1e-100")
+    _released(_fit(F, epsilon=F_EPSILON_MIN, **fit))
+    gauss = dict(fit, mechanism="gaussian", delta=1e-5)
+    _released(_fit(F, epsilon=F_EPSILON_MIN, **gauss))
+
+
+def test_gaussian_delta_min():
+    below = float(np.nextafter(GAUSSIAN_DELTA_MIN, 0.0))
+    gauss = dict(BASE["functional"][1], mechanism="gaussian")
+    _refused(_fit(F, delta=below, **gauss), "at least 1e-300")
+    _released(_fit(F, delta=GAUSSIAN_DELTA_MIN, **gauss))
+    with pytest.raises(ValueError, match="at least 1e-300"):
+        GaussianMechanism(1.0, below, 1.0)
+    # the calibration at the limit is exact and minimal (within the 2^-40 check steps)
+    sigma = analytic_gaussian_sigma(1.0, GAUSSIAN_DELTA_MIN, 1.0)
+    assert gaussian_delta_exact(sigma, 1.0, 1.0) <= GAUSSIAN_DELTA_MIN
+    assert gaussian_delta_exact(sigma * (1 - 1e-9), 1.0, 1.0) > GAUSSIAN_DELTA_MIN
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, sensitivity",
+    [(1.0, 1e-5, 1e-310), (1e-5, 1e-5, 1e305)],  # sigma below / above the float range
+)
+def test_gaussian_sigma_out_of_range_is_a_value_error(epsilon, delta, sensitivity):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # was an exp overflow / underflow warning
+        with pytest.raises(ValueError, match="no float sigma"):
+            analytic_gaussian_sigma(epsilon, delta, sensitivity)
+
+
+def test_kng_epsilon_min():
+    kng = dict(BASE["kng"][1])
+    _refused(_fit(K, epsilon=KNG_EPSILON_MIN, **kng), "must exceed 4e-09")
+    _refused(_fit(K, epsilon=KNG_EPSILON_MIN, norm="l2", **kng), "must exceed 4e-09")
+    _released(_fit(K, epsilon=float(np.nextafter(KNG_EPSILON_MIN, 1.0)), **kng))
+    with pytest.raises(ValueError, match="must exceed"):
+        float_scale(KNG_EPSILON_MIN, 1.0, make_ball("linf", 2), 100, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("norm", ["linf", "l2", 1.01])
+def test_kng_min_box_width(norm):
+    kng = dict(BASE["kng"][1], norm=norm)
+    below = float(np.nextafter(MIN_BOX_WIDTH, 0.0))
+    _refused(_fit(K, **{**kng, "bounds_y": (0.0, below)}), "at least 3.44e-136")
+    _refused(_fit(K, **{**kng, "coef_bounds": below / 2}), "at least 3.44e-136")
+    # the intercept spans the response box, the slopes half of it on either side
+    _released(_fit(K, **{**kng, "bounds_y": (0.0, MIN_BOX_WIDTH)}))
+    _released(_fit(K, **{**kng, "bounds_y": (-MIN_BOX_WIDTH / 2, MIN_BOX_WIDTH / 2)}))
+
+
+def test_kng_released_box_is_widened_not_refused():
+    """After the spend ``_domain`` gets a released response box: a too narrow one is widened
+    (post-processing), never refused."""
+    est = K(bounds_X=ONE, bounds_y="private")
+    y = np.zeros(5)
+    lower, upper = est._domain(y, 2, np.ones(2, dtype=bool), bounds_y=(0.0, 1e-320))
+    assert np.all(upper - lower >= MIN_BOX_WIDTH)
+    assert np.all(lower <= 0.0) and upper[0] >= 1e-320
+
+
+def test_dual_norm_of_tiny_distances():
+    """The loss-gap bound's dual norm is an upper bound also where the plain l_q norm
+    underflows (control: the plain value is 0 or far too small)."""
+    rows = np.array([[3e-200, 4e-200], [1e-4, 1e-4], [0.3, 0.4]])
+    for q, exact in [
+        (2.0, [5e-200, 2**0.5 * 1e-4, 0.5]),
+        (101.0, [None, 2 ** (1 / 101) * 1e-4, None]),
+    ]:
+        out = BoxSampler._dual_upper(SimpleNamespace(_dual_ord=q), rows)
+        plain = np.linalg.norm(rows, ord=q, axis=1) if q == 2.0 else None
+        for i, value in enumerate(exact):
+            if value is not None:
+                assert value <= out[i] <= value * (1 + 1e-9)
+        if q == 2.0:
+            assert plain[0] == 0.0  # control: the sum of squares underflowed
+            assert out[2] == plain[2] * (1.0 + 1e-10)  # ordinary rows bit for bit
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.linalg.norm(rows[1:2], ord=101.0, axis=1)[0] == 0.0  # control
+
+
+def test_median_trim_scale_rules():
+    below = float(np.nextafter(np.finfo(float).tiny, 0.0))
+    _refused(_median(scale=[1.0, 1.0], trim_scale=[below, below]), "normal floats")
+    # a tiny but normal trim scale: the noisy shift's norm (about 1e200 in trim units) is
+    # computed rescaled after the spend instead of overflowing
+    for t in (1e-200, 1e-300):
+        _released(_median(scale=[1.0, 1.0], trim_scale=[t, t]), ptr_ok=True)
+    # no budget split has a positive temperature: a ValueError (was a TypeError)
+    _refused(_median(epsilon=1e-12), "epsilon is too small")
+    _refused(_median(epsilon=1e-12, trim_scale=[1.0, 1.0]), "epsilon is too small")
+
+
+def test_trimmed_norm_is_total_and_plain_on_ordinary_vectors():
+    v = np.array([3e300, -4e300])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _norm2(v) == pytest.approx(5e300, rel=1e-15)
+    w = np.array([0.3, -1.7, 2.5])
+    assert _norm2(w) == float(np.linalg.norm(w))
+
+
+def test_asinh_quantile_on_a_collapsed_interval_releases_its_midpoint():
+    lower, upper = 1.0, float(np.nextafter(1.0, 2.0))
+    acc = BudgetAccountant(delta=0.5)
+    X, _ = ordinary()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        q = tools.quantile(
+            X[:, 0], 0.5, bounds=(lower, upper), measure="asinh", asinh_scale=1e-310,
+            random_state=0, accountant=acc,
+        )  # fmt: skip
+    assert q == 0.5 * lower + 0.5 * upper and len(acc.ledger) == 1
+
+
+def test_functional_weighted_ridge_share_leaves_a_positive_statistic_share():
+    """Found here: ``COUNT_SHARE + ridge_share >= 1`` made the statistic's epsilon negative,
+    refused by the K-norm mechanism AFTER the spend; now before it."""
+    fit = dict(BASE["functional"][1], ridge="adaptive")
+    w = np.full(N, 0.5)
+    _refused(_fit(F, weights=w, ridge_share=0.97, **fit), "ridge_share must be < 0.95")
+    _released(_fit(F, weights=w, ridge_share=0.94, **fit))
+    _released(_fit(F, ridge_share=0.97, **fit))  # unweighted: no count share, no limit

@@ -116,6 +116,18 @@ GRAM_WEIGHT = 0.25
 #: paths with delta > 0, the paper's joint K-norm release) keep the factor 3 they were tuned
 #: with: the issue-14 re-tuning measured the block release only
 RIDGE_FACTOR = {"blocks": 1.5, "joint": 3.0}
+#: The smallest ``epsilon`` a fit accepts (checked before anything is spent; docs/
+#: floating_point.md, section 5c). Every plan's noise has a per-coordinate standard deviation
+#: ``sigma = c Delta / epsilon_T`` (``c <= sqrt((m+1)(m+2)/3) <= m`` for the l_inf K-norm of
+#: dimension m, comparable for the others), and the plan's error proxy, the Gaussian and
+#: flipped Huber calibrations and the PSD solve form ``sigma**2``, which must stay below the
+#: float maximum 1.8e308 (at epsilon = 1e-300 Python's ``**`` raised an OverflowError, and at
+#: 5e-324 the split epsilon underflowed to 0: a ZeroDivisionError, both before the spend). The
+#: statistic's part ``epsilon_T`` is ``epsilon`` minus public shares whose sum is < 1, so
+#: ``epsilon_T >= 2**-53 epsilon`` up to round-off. From ``epsilon >= 1e-100``:
+#: ``sigma <= 1e116 m Delta``, ``sigma**2 <= 1e232 (m Delta)**2``, inside the float range for
+#: any ``m Delta < 1e38``; and no guarantee at epsilon below 1e-100 carries information anyway.
+EPSILON_MIN = 1e-100
 
 
 def ridge_factor_for(ridge_factor, plan, boosted=False):
@@ -888,6 +900,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     # -- parameter checks that need no data
     def _check_params(self):
         eps = check_epsilon(self.epsilon)
+        if eps < EPSILON_MIN:
+            raise ValueError(
+                f"epsilon must be at least {EPSILON_MIN:g} for FunctionalLinearRegression (below "
+                f"it the squared noise scale overflows in floating point), got {eps!r}."
+            )
         delta = check_delta(self.delta)
         acc = check_accountant(self.accountant)
         _check_choice(self.postprocess, POSTPROCESS, "postprocess")
@@ -1078,6 +1095,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("inference_share > 0 needs stats.yty (sufficient_statistics sets it).")
         if self.inference_share > 0 and stats.weighted:
             raise ValueError("sample_weight is not supported with inference_share > 0.")
+        if stats.weighted:
+            self._check_count_share()
         if self._explicit_rounds() > 0:  # "auto" fits without rounds here
             raise ValueError("boost_rounds > 0 needs the rows: use fit(X, y).")
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
@@ -1095,7 +1114,20 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError("sample_weight needs numpy input (not dask arrays).")
         if float(self.inference_share) > 0:
             raise ValueError("sample_weight is not supported with inference_share > 0.")
+        self._check_count_share()
         return check_unit_sample_weight(sample_weight, X.shape[0])
+
+    def _check_count_share(self):
+        """A weighted fit with an intercept spends ``COUNT_SHARE`` of epsilon on the sum of
+        the weights: with ``ridge="adaptive"`` the two shares must leave the statistic a
+        positive part (``ridge_share=0.97`` gave a negative epsilon, refused by the K-norm
+        mechanism AFTER the spend). Public parameters only; runs before the spend."""
+        ridge, share = check_ridge(self.ridge, self.ridge_share)
+        if self.fit_intercept and ridge == "adaptive" and COUNT_SHARE + share >= 1:
+            raise ValueError(
+                f"A weighted fit with an intercept spends {COUNT_SHARE:g} of epsilon on the sum "
+                f"of the weights: ridge_share must be < {1 - COUNT_SHARE:g}, got {share!r}."
+            )
 
     def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None, rows=None):
         layout = stats.layout

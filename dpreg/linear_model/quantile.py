@@ -23,8 +23,8 @@ from .._bounds import (
     split_budget,
     unscale_coefficients,
 )
-from .._kng_exact import memory_plan
-from .._kng_grid import round_to_grid
+from .._kng_exact import MIN_BOX_WIDTH, memory_plan
+from .._kng_grid import check_grid_epsilon, round_to_grid
 from .._validation import (
     check_bounds,
     check_epsilon,
@@ -409,6 +409,21 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
                 f"[-{_MAX_ABS_PARAM:g}, {_MAX_ABS_PARAM:g}] in every coordinate, so that "
                 "predictions and box widths stay finite; give a smaller box."
             )
+        # after the magnitude check, so that upper - lower is finite
+        if np.any(upper - lower < MIN_BOX_WIDTH):
+            if bounds_y is not None and self.coef_bounds is None:
+                # a released response box (after the spend): widening it around its centre
+                # is post-processing of the release, so nothing raises here
+                mid = 0.5 * lower + 0.5 * upper
+                lower = np.minimum(lower, mid - 0.5 * MIN_BOX_WIDTH)
+                upper = np.maximum(upper, mid + 0.5 * MIN_BOX_WIDTH)
+            else:
+                raise ValueError(
+                    f"The parameter domain from coef_bounds (or bounds_y) must be at least "
+                    f"{MIN_BOX_WIDTH:.3g} (2**-450) wide in every coordinate, so that the exact "
+                    "sampler's float error bounds hold (docs/floating_point.md, section 5c); "
+                    "rescale y (and coef_bounds) by a public factor."
+                )
         return lower, upper
 
     def fit(self, X, y, sample_weight=None):
@@ -620,6 +635,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("epsilon is too large for the KNG density to be evaluated.")
         if d >= 1 and (d == 1 or self.sampler == "exact"):
             memory_plan(n, d, self.memory_budget)  # raises if the rows cannot fit (public)
+            # the draw's float_scale needs epsilon > 4e-9 (public; it used to raise after
+            # the spend, for epsilon <= 1e-12)
+            check_grid_epsilon(epsilon)
         return norm_used, sens
 
     def _draw(self, mech, d, n, rng, weighted=False):

@@ -132,6 +132,21 @@ def shift_noise_bound(d, width, eps_sum, noisy_count):
     return float(stats.gamma.ppf(BOUND_LEVEL, d)) * width / (eps_sum * noisy_count)
 
 
+def _norm2(v):
+    """``||v||_2`` of a finite vector, total: the plain sum of squares overflows for entries
+    above about 1.3e154 (a huge radius in trim-scale units, or a tiny epsilon, makes the noisy
+    shift that large), a RuntimeWarning after the spend. Then the norm is taken of ``v / m``,
+    ``m = max |v_j|`` (finite, within a few roundings); otherwise the value is the plain one,
+    bit for bit. Post-processing of released values."""
+    with np.errstate(over="ignore"):
+        length = float(np.linalg.norm(v))
+    if not np.isfinite(length):
+        m = float(np.max(np.abs(v)))
+        with np.errstate(over="ignore"):
+            length = m * float(np.linalg.norm(v / m))
+    return length
+
+
 def _round(X, centre, scale, radius, epsilon, rng):
     """One round: ``(new centre, public noise bound of its shift)`` (module docstring)."""
     n, d = X.shape
@@ -144,7 +159,7 @@ def _round(X, centre, scale, radius, epsilon, rng):
     if not noisy_count >= 1.0:
         return centre, math.inf
     shift = noisy_total / noisy_count
-    length = float(np.linalg.norm(shift))
+    length = _norm2(shift)
     if length > radius:  # the mean of kept rows lies in the ball
         shift = shift * (radius / length)
     return centre + scale * shift, shift_noise_bound(d, width, eps_sum, noisy_count)

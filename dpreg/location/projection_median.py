@@ -481,6 +481,15 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 f"trim_scale must be None, 'private' or {d} finite positive public scales "
                 f"(one per feature), got {self.trim_scale!r}."
             )
+        # the same rule as for the public scales (_scale_kind): a subnormal trim scale gives
+        # a ratio scale / trim_scale that overflows (1 / 1e-310 = 1e310) in the public error
+        # bound, and (x - centre) / trim_scale loses its relative precision (docs/
+        # floating_point.md, section 5c)
+        if np.min(scale) < np.finfo(float).tiny:
+            raise ValueError(
+                f"public trim scales must be normal floats (>= {np.finfo(float).tiny:.4g}), "
+                f"got {self.trim_scale!r}; rescale the data (and the scales) first."
+            )
         radius = check_epsilon(self.trim_radius, name="trim_radius")
         frac = check_epsilon(self.trim_fraction, name="trim_fraction")
         if frac >= 1:
@@ -517,7 +526,10 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             s = public_scale
             if s is None:  # scale="private", not released yet: its public cap
                 s = np.full(d, _private_scale.max_trim_scale() / _private_scale.TRIM_FACTOR)
-            ratio = float(np.max(np.asarray(s, dtype=float) / trim_scale))
+            # public inputs: a ratio past the float range is +inf (no warning), and the
+            # caller's overflow check (_check_trim_overflow) then refuses before the spend
+            with np.errstate(over="ignore"):
+                ratio = float(np.max(np.asarray(s, dtype=float) / trim_scale))
         return _trimmed.median_error_bound(c, d, ratio)
 
     @staticmethod
@@ -586,6 +598,8 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             tau = 0.0
         if self.test_fraction == "auto":
             frac, tau, eta = choose_split(n, d, epsilon, delta, kind, tau, eta)
+            if eta is None:  # no split has a positive temperature: the check below refuses
+                eta = default_eta(n, epsilon, delta, tau, kind, frac)  # (was a TypeError)
         else:
             frac = check_epsilon(self.test_fraction, name="test_fraction")
             if frac >= 1:

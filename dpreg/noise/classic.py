@@ -104,6 +104,26 @@ def gaussian_delta_exact(sigma, epsilon, sensitivity):
         return +(mpmath.ncdf(a) - mpmath.exp(e) * mpmath.ncdf(b))
 
 
+# The float delta(sigma) of :func:`gaussian_delta` is a product with exp(log Phi(a)), which
+# underflows (to subnormals, then 0) below about 1e-320: the root finder's objective floors it
+# there so that its logarithm stays finite.
+_DELTA_FLOOR = 1e-320
+#: The smallest delta the analytic Gaussian calibration accepts (``check`` before anything is
+#: spent). A target below the floor can never be bracketed: the bracket grew until ``exp``
+#: overflowed (a RuntimeWarning at ``delta = 5e-324``, before the spend, in session 9). At the
+#: floor itself the objective is 0 on a whole half-line, and the root finder returned the end
+#: of its first bracket: ``sigma = e^10 = 22026`` at ``delta = 1e-320`` (valid after the exact
+#: check; ``38.08`` suffices at ``1.5e-320``). Targets in the normal range with
+#: 20 decades to the floor bracket on a strictly decreasing stretch of the objective; 1e-300
+#: is also the limit of the projection median's PTR margin (``required_margin``). So the
+#: supported range is ``delta >= 1e-300`` (docs/floating_point.md, section 5c).
+GAUSSIAN_DELTA_MIN = 1e-300
+# log of the largest sigma the bracket may reach (exp(709) = 8.2e307 < float max = 1.8e308):
+# a calibration beyond it (epsilon tiny against the sensitivity and delta) has no float sigma,
+# and one below -709 would underflow to 0 (then the float delta divides by zero)
+_LOG_SIGMA_MAX = 709.0
+
+
 def analytic_gaussian_sigma(epsilon, delta, sensitivity):
     """Smallest float sigma (up to ~1e-10 relative) with ``delta(sigma) <= delta``, exactly.
 
@@ -122,17 +142,37 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity):
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=False)
     sensitivity = check_sensitivity(sensitivity)
+    if delta < GAUSSIAN_DELTA_MIN:
+        raise ValueError(
+            f"delta must be at least {GAUSSIAN_DELTA_MIN:g} for the analytic Gaussian "
+            f"calibration (near 1e-320 the float delta(sigma) underflows and the calibration "
+            f"cannot be bracketed), got {delta!r}."
+        )
 
     def f(log_s):
-        return np.log(max(gaussian_delta(np.exp(log_s), epsilon, sensitivity), 1e-320)) - np.log(
-            delta
+        return np.log(
+            max(gaussian_delta(np.exp(log_s), epsilon, sensitivity), _DELTA_FLOOR)
+        ) - np.log(delta)
+
+    def out_of_range():
+        return ValueError(
+            f"The analytic Gaussian calibration has no float sigma for epsilon={epsilon!r}, "
+            f"delta={delta!r}, sensitivity={sensitivity!r}: sigma would lie outside "
+            f"[exp(-{_LOG_SIGMA_MAX:g}), exp({_LOG_SIGMA_MAX:g})]. Use a larger epsilon or "
+            "delta, or rescale the statistic."
         )
 
     lo, hi = np.log(sensitivity) - 10.0, np.log(sensitivity) + 10.0
+    if not -_LOG_SIGMA_MAX <= lo <= hi <= _LOG_SIGMA_MAX:
+        raise out_of_range()
     while f(lo) < 0:
-        lo -= 10.0
+        if lo <= -_LOG_SIGMA_MAX:
+            raise out_of_range()
+        lo = max(lo - 10.0, -_LOG_SIGMA_MAX)
     while f(hi) > 0:
-        hi += 10.0
+        if hi >= _LOG_SIGMA_MAX:
+            raise out_of_range()
+        hi = min(hi + 10.0, _LOG_SIGMA_MAX)
     root = optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-14)
     sigma = float(np.exp(root))
     target = mpmath.mpf(delta)

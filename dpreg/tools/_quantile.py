@@ -111,8 +111,19 @@ def quantile_mechanism(values, level, epsilon, lower, upper, measure="uniform", 
 
 
 def private_quantile_draws(values, levels, epsilon_each, lower, upper, measure, asinh_scale, rng):
-    """One exact KNG draw per level (no validation, no accounting: callers do both first)."""
+    """One exact KNG draw per level (no validation, no accounting: callers do both first).
+
+    If the public interval's image ``[asinh(lower / s), asinh(upper / s)]`` is a single float
+    (an interval narrower than the float resolution of ``u``, e.g. one ulp wide at ``s =
+    1e-310``, where ``u`` is about 714), there is no interval to sample on; every draw is then
+    the interval's midpoint, a function of the public inputs only (0-DP, so within the
+    budget already charged), instead of an exception after the spend.
+    """
     out = np.empty(len(levels))
+    lo_u, hi_u = _to_u(np.array([lower, upper], dtype=float), measure, asinh_scale)
+    if not lo_u < hi_u:
+        out[:] = 0.5 * float(lower) + 0.5 * float(upper)
+        return np.clip(out, lower, upper)
     for k, level in enumerate(levels):
         mech = quantile_mechanism(values, level, epsilon_each, lower, upper, measure, asinh_scale)
         out[k] = _from_u(mech.sample_exact(random_state=rng)[0], measure, asinh_scale)
