@@ -102,6 +102,14 @@ from ._inference import NoisyStatistics, release_yty
 from ._ridge import adaptive_floor, check_ridge, release_lambda_min, select_floor
 
 NORMS = ("l1", "l2", "linf", "hull", "auto")
+#: ``norm="hull"``: the hull body is a polytope, exact in law but not certified on floating-
+#: point hardware (``KNormMechanism.floating_point_safe``); said before the spend
+HULL_WARNING = (
+    "norm='hull': the K-norm release with the hull body is exact in law and snapped to a public "
+    "grid, but only lp balls are certified on floating-point hardware, so the epsilon "
+    "guarantee of this release is not proven there (docs/floating_point.md). Use an lp norm "
+    "(e.g. norm='linf') for a certified release."
+)
 #: share of a weighted fit's epsilon that releases the sum of the weights (with an intercept)
 COUNT_SHARE = 0.05
 MECHANISMS = ("auto", "knorm", "gaussian", "huber")
@@ -626,7 +634,11 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
     mech = KNormMechanism(norm, d, sens, epsilon, random_state=rng)
     if err > 0:
         mech = KNormMechanism(norm, d, inflated(sens, mech.ball), epsilon, random_state=rng)
-    return mech.randomise(T)
+    if mech.floating_point_safe:
+        return mech.randomise(T)
+    with warnings.catch_warnings():  # the hull body: the estimator warned before the spend
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return mech.randomise(T)
 
 
 def solve_normal_equations(gram, xty, postprocess="psd", lam=0.0, fit_intercept=True):
@@ -907,6 +919,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             )
         delta = check_delta(self.delta)
         acc = check_accountant(self.accountant)
+        if isinstance(self.norm, str) and self.norm.lower() == "hull":
+            # said here, before the spend: the release's own warning (KNormMechanism.randomise,
+            # silenced in privatize_statistic) came after it, i.e. an exception after the
+            # charge for a user with warnings as errors. It depends on the public norm only.
+            warnings.warn(HULL_WARNING, PrivacyLeakWarning, stacklevel=3)
         _check_choice(self.postprocess, POSTPROCESS, "postprocess")
         rf = self.ridge_factor
         if isinstance(rf, str) and rf == "auto":

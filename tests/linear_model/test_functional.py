@@ -414,3 +414,27 @@ def test_fit_memory_does_not_grow_with_n():
         tracemalloc.stop()
     # the extra memory is one chunk buffer (10_000 x 7 doubles = 0.56 MB), not O(n)
     assert peaks[1] < 2e6 and peaks[1] < 1.5 * peaks[0] + 2e5
+
+
+def test_hull_warns_before_the_spend_and_not_after():
+    # the hull body is not certified on floating-point hardware: the PrivacyLeakWarning comes
+    # from the public norm before the charge (a user with warnings as errors pays nothing),
+    # and the fit with the warning allowed raises it exactly once
+    from dpreg import BudgetAccountant
+    from dpreg.exceptions import PrivacyLeakWarning
+
+    X, y = _data(n=200)
+    acc = BudgetAccountant()
+    est = FunctionalLinearRegression(
+        norm="hull", bounds_X=(-2, 3), bounds_y=(-15, 15), accountant=acc, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        with pytest.raises(PrivacyLeakWarning, match="hull"):
+            est.fit(X, y)
+    assert acc.spent == (0.0, 0.0)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    assert [w.category for w in seen] == [PrivacyLeakWarning]
+    assert acc.spent[0] == pytest.approx(1.0)
