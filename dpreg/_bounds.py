@@ -635,7 +635,8 @@ def private_coarse_range_unchecked(X, epsilon, candidate_range, width, rng, scal
     pooled, and in ``u = asinh(x / s)`` (``s = scale``, default ``FIT_ASINH_SCALE``) the
     release draws the left end ``t`` of a window of width ``width`` from
 
-        f_D(t)  ∝  exp(-(epsilon / g) / 2 * G_D(t)),   G_D(t) = #{(i, j) : u_ij not in (t, t + width]},
+        f_D(t)  ∝  exp(-(epsilon / g) / 2 * G_D(t)),
+        G_D(t) = #{(i, j) : u_ij not in (t, t + width]},
 
     on ``[asinh(lower / s), asinh(upper / s) - width]`` of ``candidate_range``, by
     :func:`window_draw` (the exact KNG line sampler of :func:`private_window_box_unchecked`)

@@ -209,9 +209,9 @@ def test_window_on_a_range_shorter_than_the_width_draws_nothing():
 
 
 def test_functional_window_path_never_raises_after_spending(monkeypatch):
-    """Zero, constant, binary, centred, +/-1e12 and 1.5e308 columns at small n*eps (the window path
-    with its coarse stage, checked with a spy): one ledger entry of the whole epsilon, finite boxes of positive
-    width, finite predictions."""
+    """Zero, constant, binary, centred, +/-1e12 and 1.5e308 columns at small n*eps (the window
+    path with its coarse stage, checked with a spy): one ledger entry of the whole epsilon,
+    finite boxes of positive width, finite predictions."""
     rng = np.random.default_rng(3)
     n = 60
     binary = rng.integers(0, 2, n).astype(float)
