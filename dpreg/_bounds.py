@@ -31,7 +31,9 @@ the relative box (one draw of the median, box ``m -/+ RELATIVE_WIDEN |m|``,
 :func:`private_relative_box_unchecked`) and, for the linear model, the window box (one draw
 of the densest window of width ``WINDOW_WIDTH`` in the asinh coordinate,
 :func:`private_window_box_unchecked`). All four draw through the same exact KNG line
-sampler.
+sampler. At small n * epsilon the linear model's feature releases are preceded by ONE pooled
+window over all feature values (:func:`private_coarse_range_unchecked`, :func:`coarse_rule`)
+whose release becomes their candidate range (coarse-to-fine; the same sampler).
 
 :func:`resolve_bounds` is the single call an estimator needs for ``bounds_X="private"``: it
 returns the bounds and the epsilon they cost, so the estimator spends the rest on its fit. See
