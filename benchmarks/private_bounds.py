@@ -5,8 +5,10 @@ where the estimator needs y bounds) at total ``epsilon``: ``bounds_share`` of it
 joint release of the per-column private median and MAD of every column
 (:func:`dpreg._bounds.fit_bounds`; at small n * epsilon one draw per feature instead: the
 window box for the linear model, the relative box for the KNG, a scale-only box for the
-logistic model), the rest to the model, one ledger entry. The private
-fit's ``predict`` clips X (and the linear model's output) into the released boxes.
+logistic model; and for the linear model one pooled coarse range of all features first,
+:func:`dpreg._bounds.private_coarse_range_unchecked`), the rest to the model, one ledger
+entry. The private fit's ``predict`` clips X (and the linear model's output) into the
+released boxes.
 
 The public-bounds fit uses data-independent bounds written by hand (``dpreg.demo`` for the
 scikit-learn sets and Engel; for CPS1988 from the variables' definitions) and the full epsilon.

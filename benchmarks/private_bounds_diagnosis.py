@@ -22,8 +22,9 @@ Run ``python -m benchmarks.private_bounds_diagnosis [--repeats 20] [--shares aut
 Prints a table (medians over splits); diagnosis only, nothing is saved.
 
 ``--per-release`` adds, for every release of a fit (in the order ``fit_bounds`` makes them:
-scale-only units first, then one-draw relative or window units, then median / MAD units,
-each in column order), the share of splits where its box is off (width off by more than a factor
+the coarse pooled range first where ``coarse_rule`` switches, then scale-only units,
+then one-draw relative or window units, then median / MAD units, each in column order), the
+share of splits where its box is off (width off by more than a factor
 2 or centre by more than half a width), and how often the private fit fails (score below
 ``--fail-below``) when that box is off and when every box is good. ``--set NAME=VALUE``
 overrides a numeric constant of
@@ -91,7 +92,19 @@ def exact_window_box(X, epsilon, candidate_range, width, rng, scale=None):
     return np.clip(lower, *candidate_range), np.clip(upper, *candidate_range)
 
 
+def exact_coarse_range(X, epsilon, candidate_range, width, rng, scale=None):
+    """The target of :func:`dpreg._bounds.private_coarse_range_unchecked` (no noise): the
+    window of width ``width`` in ``u`` holding the most pooled values of ``X``."""
+    s = bounds_mod.FIT_ASINH_SCALE if scale is None else scale
+    u = np.sort(np.arcsinh(np.asarray(X, dtype=float).ravel() / s))
+    counts = np.searchsorted(u, u + width, side="right") - np.arange(u.size)
+    t = u[int(np.argmax(counts))]
+    lo, hi = s * np.sinh(t), s * np.sinh(t + width)
+    return float(np.clip(lo, *candidate_range)), float(np.clip(hi, *candidate_range))
+
+
 RELEASES = {
+    "private_coarse_range_unchecked": exact_coarse_range,
     "private_median_mad_unchecked": exact_median_mad,
     "private_abs_scale_unchecked": exact_abs_scale,
     "private_relative_box_unchecked": exact_relative_box,
@@ -130,6 +143,8 @@ def bound_quality(record):
     """Median log width ratio and centre offset (in target half-widths) over all columns."""
     logw, off = [], []
     for (lo, hi), (tlo, thi) in record:
+        if np.ndim(lo) == 0:  # the coarse range: not a box of a column
+            continue
         half, thalf = (hi - lo) / 2, (thi - tlo) / 2
         ok = thalf > 0
         logw.extend(np.log(half[ok] / thalf[ok]))

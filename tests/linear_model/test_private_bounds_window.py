@@ -148,6 +148,7 @@ def test_fit_bounds_window_budget_is_exact(monkeypatch):
     share exactly and the rest goes to the model. The boxes have the public ratio e^w."""
     X, y = _data()
     n = len(y)
+    monkeypatch.setattr(B, "coarse_rule", lambda *a: False)  # test_private_bounds_coarse.py
     calls = _spy(monkeypatch)
     (bx, by), left = B.fit_bounds([X, y], ["private", "private"], 1.0, "auto",
                                   np.random.default_rng(0), ("bounds_X", "bounds_y"),
@@ -167,6 +168,7 @@ def test_fit_bounds_window_only_where_the_relative_rule_switches(monkeypatch):
     """Where relative_rule says no (large n * eps) the release is the median / MAD one, draw
     for draw (bit-identical); where it says yes the target's release is unchanged."""
     X, y = _data()
+    monkeypatch.setattr(B, "coarse_rule", lambda *a: False)  # test_private_bounds_coarse.py
     args = (["private", "private"], "auto")
     names = ("bounds_X", "bounds_y")
     for eps in (60.0, 1.0):
@@ -207,9 +209,9 @@ def test_window_on_a_range_shorter_than_the_width_draws_nothing():
 
 
 def test_functional_window_path_never_raises_after_spending(monkeypatch):
-    """Zero, constant, binary, centred, +/-1e12 and 1.5e308 columns at small n*eps (the window path,
-    checked with a spy): one ledger entry of the whole epsilon, finite boxes of positive
-    width, finite predictions."""
+    """Zero, constant, binary, centred, +/-1e12 and 1.5e308 columns at small n*eps (the window
+    path with its coarse stage, checked with a spy): one ledger entry of the whole epsilon,
+    finite boxes of positive width, finite predictions."""
     rng = np.random.default_rng(3)
     n = 60
     binary = rng.integers(0, 2, n).astype(float)
@@ -231,7 +233,9 @@ def test_functional_window_path_never_raises_after_spending(monkeypatch):
         est = FunctionalLinearRegression(epsilon=0.5, bounds_X="private", bounds_y="private",
                                          accountant=acc, random_state=seed)  # fmt: skip
         est.fit(X, y)
-        assert [c[0] for c in calls].count("window") == 6
+        # six feature windows after ONE coarse pooled window over the 6 n values
+        assert [c[0] for c in calls].count("window") == 7
+        assert calls[0][:2] == ("window", 6 * n)
         assert acc.ledger == [(0.5, 0.0)]
         lo, hi = est.bounds_X_
         assert np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(hi > lo)
