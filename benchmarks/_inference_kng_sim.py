@@ -4,20 +4,26 @@
 (n, epsilon) of ``benchmarks.inference`` -- the same streams and the same fit and curvature
 draws as ``kng_cells`` when epsilon is the first epsilon of the grid it is run with
 (``default_rng([4000 + N_GRID.index(n), i])``, fit at 0.6 epsilon, ``release_curvature`` at
-0.4 epsilon) -- and for each the 95 % intervals of several variants, one pickle per data
-set (``{variant: (estimate, interval)}``). Variants (comma-separated; default
+0.4 epsilon) -- and for each the draws of several variants, one pickle per data set
+(``{variant: (estimate, draws), "box": ..., "estimate": ...}``). Variants (comma-separated; default
 ``linear,simulate``):
 
 * ``linear``: the linearised parametric bootstrap (``method="linear"``, 1000 draws);
-* ``simulate``: the library's simulation bootstrap (``method="simulate"``, ``N_SIM`` fits);
-* ``plugin``: the same synthetic fits with the released Gram matrix (PSD part, floored)
-  and the released sparsity ``2 t / L`` plugged in, not redrawn;
+* ``simulate``: the library's simulation bootstrap (``method="simulate"``, ``N_SIM`` fits:
+  the released Gram matrix and sparsity plugged in);
+* ``posterior``: the same synthetic fits, but each with a Gram matrix and a sparsity
+  redrawn given their releases as the linearised bootstrap redraws them (``gram_draws``,
+  ``sparsity_draws``; the library's first version, session 10);
 * ``true``: the same with the data set's own Gram matrix and the true sparsity sqrt(2 pi)
   (a diagnosis only: it reads the data).
 
-``score DIR N EPS``: coverage of the truth ``(1, 2, -1)``, mean width and width over the
-committed oracle of ``benchmarks/results/inference_kng.csv`` (the 2.5-97.5 % spread of the
-released estimates over the cell's data sets), per variant.
+Each variant stores ``(estimate, draws)``. ``score DIR N EPS``: coverage of the truth
+``(1, 2, -1)``, mean width and width over the committed oracle of
+``benchmarks/results/inference_kng.csv`` (the 2.5-97.5 % spread of the released estimates
+over the cell's data sets), per variant, for the basic and the percentile interval of the
+draws (``score DIR N EPS NAME`` also writes ``benchmarks/results/NAME.csv``). ``rule N EPS
+REPS``: how often the ``auto`` rule simulates. ``law N EPS I REPS``: the
+exact law of the release given data set ``I`` (``REPS`` refits).
 """
 
 from __future__ import annotations
@@ -48,12 +54,11 @@ def _variant(model, X, name, alpha=0.05):
         return model._inference_cache[2]
     fit, rel = iq._release(model)
     rng = np.random.default_rng(release_seed(*iq.released_values(fit, rel)))
-    if name == "plugin":
-        G = iq.public_gram(fit, rel.gram.hessian)
-        lam, Q = np.linalg.eigh(G)
-        G = (Q * np.maximum(lam, iq.GRAM_FLOOR)) @ Q.T
-        s = 2.0 * max(rel.radius, 0.0) / rel.level
-    elif name == "true":
+    if name == "posterior":
+        lam, Q = iq.gram_draws(fit, rel, N_SIM, rng)
+        grams = np.einsum("bij,bj,bkj->bik", Q, lam, Q)
+        return iq.simulate_from(model, grams, iq.sparsity_draws(rel, N_SIM, rng), rng)
+    if name == "true":
         W = np.column_stack([np.ones(len(X)), X])  # bounds_X = (-1, 1): scaled = user units
         G, s = W.T @ W, np.sqrt(2.0 * np.pi)
     else:
@@ -106,7 +111,7 @@ def run(n, eps, start, stop, out, variants=("linear", "simulate")):
         print(i, f"cpu s {time.process_time() - t:.1f}", flush=True)
 
 
-def score(out, n, eps):
+def score(out, n, eps, name=None):
     ref = pd.read_csv(RESULTS / "inference_kng.csv")
     ref = ref[(ref.n == n) & (ref.epsilon == eps)].set_index("param")
     files = sorted((Path(out) / f"{n}_{eps:g}").glob("*.pkl"))
@@ -121,25 +126,73 @@ def score(out, n, eps):
         ci = np.array(have)
         cover = (ci[:, :, 0] <= cells_mod.KNG_BETA) & (cells_mod.KNG_BETA <= ci[:, :, 1])
         width = ci[:, :, 1] - ci[:, :, 0]
-        for j, name in enumerate(cells_mod.KNG_NAMES):
+        for j, param in enumerate(cells_mod.KNG_NAMES):
             rows.append(
                 {
                     "variant": v,
                     "interval": kind,
-                    "param": name,
+                    "param": param,
                     "reps": len(have),
                     "coverage": cover[:, j].mean(),
                     "coverage_mc_sd": (0.05 * 0.95 / len(have)) ** 0.5,
                     "mean_width": width[:, j].mean(),
                     "median_width": np.median(width[:, j]),
-                    "width_ratio": width[:, j].mean() / ref.loc[name, "oracle_width"],
-                    "width_ratio_asym": width[:, j].mean() / ref.loc[name, "oracle_width_asym"],
+                    "width_ratio": width[:, j].mean() / ref.loc[param, "oracle_width"],
+                    "width_ratio_asym": width[:, j].mean() / ref.loc[param, "oracle_width_asym"],
                 }
             )
     df = pd.DataFrame(rows)
     print(f"n={n}, epsilon={eps:g}: data sets {files[0].stem}-{files[-1].stem}")
     print(df.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    if name:  # e.g. inference_kng_sim: benchmarks/results/NAME.csv
+        df.to_csv(RESULTS / f"{name}.csv", index=False)
     return df
+
+
+def rule(n, eps, reps):
+    """How often ``conf_int(method="auto")`` simulates: the share of ``reps`` released fits
+    (fit at 0.6 epsilon, curvature at 0.4 epsilon, data set ``i`` from ``default_rng([4000 +
+    N_GRID.index(n), i])``) whose released check :func:`linear_law_poor` fails."""
+    import dpreg.linear_model._inference_quantile as iq  # noqa: PLC0415
+    from dpreg import KNGQuantileRegressor  # noqa: PLC0415
+
+    seed, share, fires = 4000 + inf.N_GRID.index(n), cells_mod.KNG_SHARE, 0
+    for i in range(reps):
+        rng = np.random.default_rng([seed, i])
+        X = rng.uniform(-1.0, 1.0, size=(n, 2))
+        y = cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + rng.standard_normal(n)
+        m = KNGQuantileRegressor(
+            epsilon=(1 - share) * eps, bounds_X=(-1, 1), bounds_y=(-7, 9), random_state=rng
+        ).fit(X, y)
+        m.release_curvature(X, y, share * eps, random_state=rng)
+        fires += iq.linear_law_poor(m.kng_release_, m.curvature_release_)
+    print(f"n={n}, epsilon={eps:g}: the check fails in {fires} of {reps} released fits")
+
+
+def law(n, eps, i, reps):
+    """The exact law of the release given data set ``i``: ``reps`` fits (0.6 epsilon) of the
+    same data with fresh seeds; quantiles and the mass far from the median."""
+    from dpreg import KNGQuantileRegressor  # noqa: PLC0415
+
+    rng = np.random.default_rng([4000 + inf.N_GRID.index(n), i])
+    X = rng.uniform(-1.0, 1.0, size=(n, 2))
+    y = cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + rng.standard_normal(n)
+    eps_fit = (1 - cells_mod.KNG_SHARE) * eps
+    draws = np.array(
+        [
+            np.r_[m.intercept_, m.coef_]
+            for m in (
+                KNGQuantileRegressor(
+                    epsilon=eps_fit, bounds_X=(-1, 1), bounds_y=(-7, 9), random_state=10_000 + b
+                ).fit(X, y)
+                for b in range(reps)
+            )
+        ]
+    )
+    q = np.percentile(draws, [2.5, 50, 97.5], axis=0)
+    print("2.5 / 50 / 97.5 %:", q.round(2).tolist(), "95 % width:", (q[2] - q[0]).round(2))
+    for r in (0.25, 0.5, 1.0, 2.0):
+        print(f"share farther than {r} from the median:", np.mean(np.abs(draws - q[1]) > r, 0))
 
 
 def main(argv=None):
@@ -148,9 +201,16 @@ def main(argv=None):
         variants = argv[6].split(",") if len(argv) > 6 else ("linear", "simulate")
         run(int(argv[1]), float(argv[2]), int(argv[3]), int(argv[4]), argv[5], variants)
     elif argv[:1] == ["score"]:
-        score(argv[1], int(argv[2]), float(argv[3]))
+        score(argv[1], int(argv[2]), float(argv[3]), *argv[4:5])
+    elif argv[:1] == ["rule"]:
+        rule(int(argv[1]), float(argv[2]), int(argv[3]))
+    elif argv[:1] == ["law"]:
+        law(int(argv[1]), float(argv[2]), int(argv[3]), int(argv[4]))
     else:
-        raise SystemExit("usage: run N EPS START STOP DIR [VARIANTS] | score DIR N EPS")
+        raise SystemExit(
+            "usage: run N EPS START STOP DIR [VARIANTS] | score DIR N EPS [NAME] | "
+            "rule N EPS REPS | law N EPS DATASET REPS"
+        )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,11 @@ nearest-neighbour estimate of the error density at its ``tau``-quantile, the loc
 form of Powell's 1991 kernel estimate, with ``L`` from the bandwidth of Hall & Sheather 1988).
 The bootstrap then redraws the uncertainty of both releases. Derivation, privacy proof and
 assumptions: ``docs/inference.md``.
+
+Where the released check of the linearisation fails (small n * epsilon), ``method="auto"``
+uses :func:`simulate` instead: the fit's own exact sampler run on synthetic data matched to
+the released Gram matrix and sparsity (post-processing; ``docs/inference.md``, "The
+simulation bootstrap at small n·ε").
 """
 
 from __future__ import annotations
