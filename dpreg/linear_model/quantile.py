@@ -718,20 +718,25 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
 
         return release_curvature(self, X, y, epsilon, accountant, random_state)
 
-    def conf_int(self, alpha=0.05, n_boot=2000):
-        """``(n_params, 2)`` intervals, intercept first; needs :meth:`release_curvature`."""
+    def conf_int(self, alpha=0.05, n_boot=2000, method="auto", n_sim=200):
+        """``(n_params, 2)`` intervals, intercept first; needs :meth:`release_curvature`.
+
+        ``method``: ``"linear"`` (the linearised parametric bootstrap, ``n_boot`` draws),
+        ``"simulate"`` (``n_sim`` runs of this estimator's exact sampler on synthetic data
+        matched to the released summaries; post-processing, ``docs/inference.md``) or
+        ``"auto"`` (simulate where the released check of the linearisation fails)."""
         from ._inference_quantile import conf_int  # noqa: PLC0415
 
-        return conf_int(self, alpha, n_boot)
+        return conf_int(self, alpha, n_boot, method, n_sim)
 
-    def bse(self, n_boot=2000):
+    def bse(self, n_boot=2000, method="auto", n_sim=200):
         """Standard errors (sampling error and privacy noise), intercept first."""
         from ._inference_quantile import bse  # noqa: PLC0415
 
-        return bse(self, n_boot)
+        return bse(self, n_boot, method, n_sim)
 
-    def summary(self, alpha=0.05, n_boot=2000):
+    def summary(self, alpha=0.05, n_boot=2000, method="auto", n_sim=200):
         """statsmodels-style table; ``.as_dataframe()`` gives a DataFrame."""
         from ._inference_quantile import summary  # noqa: PLC0415
 
-        return summary(self, alpha, n_boot)
+        return summary(self, alpha, n_boot, method, n_sim)

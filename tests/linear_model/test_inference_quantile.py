@@ -145,8 +145,9 @@ def test_refusals():
 def test_small_n_eps_warns_and_is_wide():
     X, y = data(300, 6)
     m = model(epsilon=0.2).fit(X, y).release_curvature(X, y, 0.05, random_state=0)
-    with pytest.warns(UserWarning, match="Small n"):
-        ci = m.conf_int(n_boot=300)
+    with pytest.warns(UserWarning, match="Small n"):  # "auto" simulates here (few fits)
+        ci = m.conf_int(n_boot=300, n_sim=40)
+    assert m._inference_cache[1] == ("simulate", 40)
     assert np.all(ci[:, 1] - ci[:, 0] > 1.0)  # never falsely narrow: the data say little
     # the intervals stay inside the public parameter box (the model's domain)
     np.testing.assert_array_less(inf.box_ranges(m.kng_release_)[:, 0] - 1e-9, ci[:, 0])
@@ -356,8 +357,8 @@ def test_tiny_n_eps_warns_about_the_rank_noise():
     rel = m.curvature_release_
     assert not any("rank noise" in w for w in inf.warnings_for(m.kng_release_, rel))
     m.release_curvature(X, y, 0.04, random_state=0)
-    with pytest.warns(UserWarning, match="rank noise"):
-        m.conf_int(n_boot=200)
+    with pytest.warns(UserWarning, match="rank noise"):  # linear: "auto" simulates here (slow)
+        m.conf_int(n_boot=200, method="linear")
 
 
 @pytest.mark.slow
