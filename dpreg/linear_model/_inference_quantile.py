@@ -485,7 +485,19 @@ def simulate_from(estimator, grams, sparsities, rng):
     ledger = BudgetAccountant()  # the synthetic fits' spends are not the user's
     o = int(fit.fit_intercept)
     draws = np.empty((n_sim, o + fit.active.size))
-    for b in range(n_sim):
+    from tqdm.auto import tqdm  # noqa: PLC0415
+
+    # a long job (one exact fit per replicate): the estimator's own public progress setting
+    # (None, the default: the bar appears once the job has run two seconds; False: never)
+    show = getattr(estimator, "progress_bar", None)
+    bar = tqdm(
+        range(n_sim),
+        disable=show is False,
+        delay=0.0 if show else 2.0,
+        desc="simulation bootstrap",
+        unit="fit",
+    )
+    for b in bar:
         X, y = synthetic_data(fit, grams[b], sparsities[b], rng)
         params.update(random_state=int(seeds[b]), accountant=ledger)
         with warnings.catch_warnings():  # about synthetic data, not the user's
