@@ -28,7 +28,7 @@ from ._inference_cells import LOGIT_BETA, deshrunk, simulate_logistic
 
 RESULTS = Path(__file__).parent / "results"
 LIB_BOOT = 1000
-KEYS = ("library", "sim basic", "sim deshrunk")
+KEYS = ("library", "sim basic", "sim deshrunk", "sim postmean")
 
 
 def run(n, eps, reps, n_boot, seed, start=0, keys=KEYS):
@@ -57,9 +57,13 @@ def run(n, eps, reps, n_boot, seed, start=0, keys=KEYS):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 cis["library"].append(m.conf_int(0.05, n_boot=LIB_BOOT))
-        out = sim.simulation_draws(m, n_boot)
-        for k in keys[1:] if "library" in keys else keys:
-            cis[k].append(sim.interval_from_draws(m, *out, 0.05, k.split()[1]))
+        if {"sim basic", "sim deshrunk"} & set(keys):
+            out = sim.simulation_draws(m, n_boot)
+            for k in {"sim basic", "sim deshrunk"} & set(keys):
+                cis[k].append(sim.interval_from_draws(m, *out, 0.05, k.split()[1]))
+        if "sim postmean" in keys:  # the design matches the posterior mean of the Hessian
+            out = sim.simulation_draws(m, n_boot, target="posterior mean")
+            cis["sim postmean"].append(sim.interval_from_draws(m, *out, 0.05, "basic"))
         est.append(np.r_[m.intercept_, m.coef_.ravel()])
         ds.append(deshrunk(m, X))
     return np.array(est), np.array(ds), {k: np.array(v) for k, v in cis.items()}
@@ -91,16 +95,22 @@ def main(argv):
         parts = [np.load(f) for f in argv[1:]]
         est = np.concatenate([p["est"] for p in parts])
         ds = np.concatenate([p["deshrunk"] for p in parts])
-        cis = {k: np.concatenate([p[k.replace(" ", "_")] for p in parts]) for k in KEYS}
+        cis = {
+            k: np.concatenate([p[k.replace(" ", "_")] for p in parts])
+            for k in KEYS
+            if all(k.replace(" ", "_") in p for p in parts)
+        }
         print(table(est, ds, cis))
         return
     n, eps, reps, n_boot, seed = int(argv[0]), float(argv[1]), *map(int, argv[2:5])
     start = int(argv[5]) if len(argv) > 5 else 0
+    keys = tuple(argv[6].split(",")) if len(argv) > 6 else KEYS[:3]
     t = time.process_time()
-    est, ds, cis = run(n, eps, reps, n_boot, seed, start)
+    est, ds, cis = run(n, eps, reps, n_boot, seed, start, keys)
     cpu = time.process_time() - t
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"inference_logistic_sim_{n}_{eps:g}_{seed}_{start}.npz"
+    tag = "" if keys == KEYS[:3] else "_" + "_".join(k.replace(" ", "") for k in keys)
+    path = RESULTS / f"inference_logistic_sim_{n}_{eps:g}_{seed}_{start}{tag}.npz"
     np.savez(path, est=est, deshrunk=ds, **{k.replace(" ", "_"): v for k, v in cis.items()})
     print(f"n = {n}, eps = {eps:g}, B = {n_boot}, seed {seed}, start {start}: {cpu:.0f} CPU-s")
     print(table(est, ds, cis))

@@ -117,28 +117,50 @@ def synthetic_design(H, theta, n, u, intercept=True, rounds=DESIGN_ROUNDS):
 
 
 def _world(estimator, n_boot):
-    """The release seed, the design draw ``u`` and the replicate seeds (all public)."""
+    """The release, the design draw ``u``, the replicate seeds and the seed of the posterior
+    draws of :func:`design_target` (all from the release seed: public)."""
     rel = _release(estimator)
     seed = release_seed(*released_values(estimator, rel))  # as conf_int's bootstrap
     ss = np.random.SeedSequence(seed)
-    design_ss, *rep_ss = ss.spawn(n_boot + 1)
+    design_ss, *rep_ss = ss.spawn(n_boot + 2)
+    post_ss = rep_ss.pop()
     p = estimator.theta_.shape[1] - int(estimator.fit_intercept)
     u = np.random.default_rng(design_ss).uniform(-math.sqrt(3.0), math.sqrt(3.0), (rel.n, p))
-    return rel, u, rep_ss
+    return rel, u, rep_ss, post_ss
 
 
-def simulation_draws(estimator, n_boot=200):
+#: Targets of the synthetic design: the released matrix (PSD-projected), or the mean of the
+#: feasible posterior of the loss Hessian (``_inference_logistic.feasible_hessian_draws``).
+TARGETS = ("release", "posterior mean")
+POSTERIOR_DRAWS = 1000
+
+
+def design_target(estimator, rel, target, post_ss):
+    """The Hessian the synthetic design matches (released quantities only)."""
+    if target == "release":
+        return rel.hessian
+    from ._inference_logistic import feasible_hessian_draws  # noqa: PLC0415
+
+    rng = np.random.default_rng(post_ss)
+    return feasible_hessian_draws(rel, POSTERIOR_DRAWS, rng, bool(estimator.fit_intercept)).mean(
+        axis=0
+    )
+
+
+def simulation_draws(estimator, n_boot=200, target="release"):
     """``(theta~, draws, H_s)`` in scaled units: the released point, ``n_boot`` refits of the
     real mechanism on synthetic data sets of the world ``(theta~, design)`` and the design's
     exact loss Hessian at ``theta~``. Reads released quantities only."""
     from .. import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
 
     n_boot = check_n_boot(n_boot)
-    rel, u, rep_ss = _world(estimator, n_boot)
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}.")
+    rel, u, rep_ss, post_ss = _world(estimator, n_boot)
     theta = estimator.theta_[0]
     intercept = bool(estimator.fit_intercept)
     n = rel.n
-    x = synthetic_design(rel.hessian, theta, n, u, intercept)
+    x = synthetic_design(design_target(estimator, rel, target, post_ss), theta, n, u, intercept)
     Z = np.column_stack([np.ones(n), x]) if intercept else x
     prob = expit(Z @ theta)
     ledger = BudgetAccountant()  # synthetic fits release nothing about anyone

@@ -48,6 +48,11 @@ def test_interval_uses_released_quantities_only():
             sim.simulation_interval(b, n_boot=20, method=method),
             sim.simulation_interval(a, n_boot=20, method=method),
         )
+    for target in sim.TARGETS:  # the design's target, posterior draws included
+        np.testing.assert_array_equal(
+            sim.simulation_draws(b, n_boot=20, target=target)[1],
+            sim.simulation_draws(a, n_boot=20, target=target)[1],
+        )
 
 
 def test_reproducible_and_seeded_by_the_release():
@@ -97,6 +102,8 @@ def test_bad_method_and_missing_release_raise():
         sim.simulation_interval(m, n_boot=20, method="percentile")
     with pytest.raises(ValueError, match="n_boot"):
         sim.simulation_interval(m, n_boot=5)
+    with pytest.raises(ValueError, match="target"):
+        sim.simulation_draws(m, n_boot=20, target="truth")
 
 
 def test_conf_int_method_is_opt_in():
