@@ -38,7 +38,13 @@ To first order ``theta~ = A theta0 + e``, ``A = (H + P)^{-1} H``, ``e`` the nois
   that ``e``'s law does not depend on ``theta0`` and that ``H_s`` is close to ``H``.
 
 Both inherit the error of ``H~`` through the design: a release that understates the
-curvature gives a design with a flatter loss and wider replicates, and vice versa.
+curvature gives a design with a flatter loss and wider replicates, and vice versa. Measured
+(``python -m benchmarks._inference_logistic_sim``, 200 data sets per cell, ``n_boot=200``):
+at n = 1e3, epsilon = 0.25 the basic interval covers 0.975 / 0.945 / 0.950 (const / x1 / x2)
+at 1.94 / 1.37 / 1.31 times the de-shrunk oracle, while ``"deshrunk"`` has an unbounded mean
+width (nearly singular designs); at epsilon = 1 the basic interval covers 0.950 / 0.935 /
+0.940 at 1.09 / 1.02 / 1.13 times the estimator's own spread. Only the basic interval is
+offered (``conf_int(method="simulation")``, opt-in).
 """
 
 from __future__ import annotations
