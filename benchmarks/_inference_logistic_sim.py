@@ -28,7 +28,7 @@ from ._inference_cells import LOGIT_BETA, deshrunk, simulate_logistic
 
 RESULTS = Path(__file__).parent / "results"
 LIB_BOOT = 1000
-KEYS = ("library", "sim basic", "sim deshrunk", "sim postmean")
+KEYS = ("library", "sim basic", "sim deshrunk", "sim postmean", "sim pmdeshrunk")
 
 
 def run(n, eps, reps, n_boot, seed, start=0, keys=KEYS):
@@ -61,9 +61,11 @@ def run(n, eps, reps, n_boot, seed, start=0, keys=KEYS):
             out = sim.simulation_draws(m, n_boot)
             for k in {"sim basic", "sim deshrunk"} & set(keys):
                 cis[k].append(sim.interval_from_draws(m, *out, 0.05, k.split()[1]))
-        if "sim postmean" in keys:  # the design matches the posterior mean of the Hessian
+        pm = {"sim postmean": "basic", "sim pmdeshrunk": "deshrunk"}
+        if set(pm) & set(keys):  # the design matches the posterior mean of the Hessian
             out = sim.simulation_draws(m, n_boot, target="posterior mean")
-            cis["sim postmean"].append(sim.interval_from_draws(m, *out, 0.05, "basic"))
+            for k in set(pm) & set(keys):
+                cis[k].append(sim.interval_from_draws(m, *out, 0.05, pm[k]))
         est.append(np.r_[m.intercept_, m.coef_.ravel()])
         ds.append(deshrunk(m, X))
     return np.array(est), np.array(ds), {k: np.array(v) for k, v in cis.items()}

@@ -356,8 +356,9 @@ def _maybe_names(estimator):
 
 
 #: ``conf_int(method=...)``: the default linearised bootstrap, or the opt-in simulation
-#: bootstrap that refits the real mechanism ``n_boot`` times (:mod:`._inference_logistic_sim`,
-#: its basic interval; measured in docs/inference.md, "Simulation bootstrap").
+#: bootstrap that refits the real mechanism ``n_boot`` times (:mod:`._inference_logistic_sim`:
+#: design matched to the posterior mean of the Hessian, de-shrunk test inversion; measured in
+#: docs/inference.md, "Simulation bootstrap").
 CONF_INT_METHODS = ("linearised", "simulation")
 
 
@@ -368,7 +369,8 @@ def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="linearised"):
     if method != "linearised":
         from ._inference_logistic_sim import simulation_interval  # noqa: PLC0415
 
-        return simulation_interval(estimator, alpha, n_boot, "basic", _maybe_names(estimator))
+        names = _maybe_names(estimator)
+        return simulation_interval(estimator, alpha, n_boot, "deshrunk", names, "posterior mean")
     _, (est, draws) = _draws(estimator, n_boot)
     return interval_output(est, draws, alpha, _maybe_names(estimator))
 

@@ -195,13 +195,17 @@ def simulation_draws(estimator, n_boot=200, target="release"):
     return theta, draws, loss_hessian(Z, theta)
 
 
-def simulation_interval(estimator, alpha=0.05, n_boot=200, method="basic", names=None):
+def simulation_interval(
+    estimator, alpha=0.05, n_boot=200, method="basic", names=None, target="release"
+):
     """Intervals from :func:`simulation_draws` (user units, intercept first); ``method`` is
-    ``"basic"`` or ``"deshrunk"`` (module docstring: what each assumes)."""
+    ``"basic"`` or ``"deshrunk"``, ``target`` the design's Hessian (module docstring: what
+    each assumes). ``conf_int(method="simulation")`` uses ``"deshrunk"`` on the
+    ``"posterior mean"`` design."""
     alpha = check_alpha(alpha)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
-    out = simulation_draws(estimator, n_boot)
+    out = simulation_draws(estimator, n_boot, target)
     return interval_from_draws(estimator, *out, alpha, method, names)
 
 
