@@ -37,14 +37,19 @@ To first order ``theta~ = A theta0 + e``, ``A = (H + P)^{-1} H``, ``e`` the nois
   is the Neyman interval of the law ``A theta0 + e`` (exact when ``H_s = H``); it assumes
   that ``e``'s law does not depend on ``theta0`` and that ``H_s`` is close to ``H``.
 
-Both inherit the error of ``H~`` through the design: a release that understates the
-curvature gives a design with a flatter loss and wider replicates, and vice versa. Measured
-(``python -m benchmarks._inference_logistic_sim``, 200 data sets per cell, ``n_boot=200``):
-at n = 1e3, epsilon = 0.25 the basic interval covers 0.975 / 0.945 / 0.950 (const / x1 / x2)
-at 1.94 / 1.37 / 1.31 times the de-shrunk oracle, while ``"deshrunk"`` has an unbounded mean
-width (nearly singular designs); at epsilon = 1 the basic interval covers 0.950 / 0.935 /
-0.940 at 1.09 / 1.02 / 1.13 times the estimator's own spread. Only the basic interval is
-offered (``conf_int(method="simulation")``, opt-in).
+Both inherit the error of the design's target through the design: a target that understates
+the curvature gives a flatter loss and wider replicates, and vice versa. The target is the
+released ``H~`` or the mean of its feasible posterior (:func:`design_target`); the posterior
+mean stays away from singular matrices, which is what keeps ``A_s^{-1}`` finite.
+
+Measured (``python -m benchmarks._inference_logistic_sim``, 200 data sets per cell,
+``n_boot=200``, docs/inference.md): at n = 1e3, epsilon = 0.25 the posterior-mean design with
+the ``"deshrunk"`` interval covers 0.995 / 0.950 / 0.955 (const / x1 / x2) at 1.65 / 1.16 /
+1.08 times the de-shrunk oracle; its basic interval under-covers the slopes (0.905 / 0.910);
+on the released-``H~`` design ``"deshrunk"`` has an unbounded mean width. At epsilon = 1 the
+posterior-mean ``"deshrunk"`` interval covers 0.955 / 0.945 / 0.955 at 1.12 / 1.10 / 1.21
+times the estimator's own spread. ``conf_int(method="simulation")`` (opt-in) is that
+interval.
 """
 
 from __future__ import annotations
