@@ -1,0 +1,122 @@
+"""The simulation bootstrap of the logistic intervals at small n * epsilon (docs/inference.md,
+"Simulation bootstrap (session 10)").
+
+The benchmark's model (``benchmarks/_inference_cells.py``: logit P(y = 1) = 0.5 + 1.5 x1 - x2,
+``x ~ U[-1, 1]^2``, ``bounds_X = (-1, 1)``; the fit gets ``1 - hessian_share`` of epsilon and
+``release_hessian`` the rest, so each interval spends exactly epsilon). On every data set:
+the library's ``conf_int`` (linearised bootstrap, ``LIB_BOOT`` draws) and the two intervals of
+:mod:`dpreg.linear_model._inference_logistic_sim` from one set of ``B`` refits of the real
+mechanism (``basic`` and ``deshrunk``). Widths are over the 2.5-97.5% spread of the released
+estimates (``own``) and of the de-shrunk estimates (``deshrunk``, ``_inference_cells.deshrunk``).
+
+Run: ``python -m benchmarks._inference_logistic_sim N EPS REPS B SEED [START]``; data set ``i``
+has its own stream ``default_rng([SEED, i])`` so runs can be split into chunks. Writes the raw
+per-data-set arrays to ``benchmarks/results/inference_logistic_sim_N_EPS_SEED_START.npz``
+and prints the table; ``... summary FILE.npz ...`` prints the table of the concatenated files.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ._inference_cells import LOGIT_BETA, deshrunk, simulate_logistic
+
+RESULTS = Path(__file__).parent / "results"
+LIB_BOOT = 1000
+KEYS = ("library", "sim basic", "sim deshrunk", "sim postmean", "sim pmdeshrunk")
+
+
+def run(n, eps, reps, n_boot, seed, start=0, keys=KEYS):
+    """``(estimates, de-shrunk estimates, {key: intervals})`` of data sets ``start`` to
+    ``start + reps``; ``keys`` a subset of ``KEYS`` (the library's interval is seeded by its
+    release, so leaving it out does not change the others)."""
+    from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
+    from dpreg.linear_model import _inference_logistic_sim as sim  # noqa: PLC0415
+    from dpreg.linear_model._inference_logistic import hessian_share  # noqa: PLC0415
+
+    ledger = BudgetAccountant()
+    share = hessian_share(n, eps)
+    est, ds, cis = [], [], {k: [] for k in keys}
+    for i in range(start, start + reps):
+        rng = np.random.default_rng([seed, i])
+        X, y = simulate_logistic(n, rng)
+        m = ObjectivePerturbationLogistic(
+            epsilon=(1 - share) * eps,
+            bounds_X=(-1, 1),
+            classes=[0, 1],
+            random_state=rng,
+            accountant=ledger,
+        ).fit(X, y)
+        m.release_hessian(X, y, share * eps, random_state=rng)
+        if "library" in keys:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                cis["library"].append(m.conf_int(0.05, n_boot=LIB_BOOT))
+        if {"sim basic", "sim deshrunk"} & set(keys):
+            out = sim.simulation_draws(m, n_boot)
+            for k in {"sim basic", "sim deshrunk"} & set(keys):
+                cis[k].append(sim.interval_from_draws(m, *out, 0.05, k.split()[1]))
+        pm = {"sim postmean": "basic", "sim pmdeshrunk": "deshrunk"}
+        if set(pm) & set(keys):  # the design matches the posterior mean of the Hessian
+            out = sim.simulation_draws(m, n_boot, target="posterior mean")
+            for k in set(pm) & set(keys):
+                cis[k].append(sim.interval_from_draws(m, *out, 0.05, pm[k]))
+        est.append(np.r_[m.intercept_, m.coef_.ravel()])
+        ds.append(deshrunk(m, X))
+    return np.array(est), np.array(ds), {k: np.array(v) for k, v in cis.items()}
+
+
+def table(est, ds, cis):
+    def spread(a):
+        lo, hi = np.quantile(a, [0.025, 0.975], axis=0)
+        return hi - lo
+
+    own, de = spread(est), spread(ds)
+    lines = [
+        f"{len(est)} data sets",
+        "| interval | coverage const / x1 / x2 | width / own (mean) | (median) "
+        "| width / de-shrunk |",
+        "|---|---|---|---|---|",
+    ]
+    for k, ci in cis.items():
+        w = ci[:, :, 1] - ci[:, :, 0]
+        cov = ((ci[:, :, 0] <= LOGIT_BETA) & (LOGIT_BETA <= ci[:, :, 1])).mean(0)
+        cells = [cov, w.mean(0) / own, np.median(w, 0) / own, w.mean(0) / de]
+        row = " | ".join(" / ".join(f"{v:.3f}" for v in c) for c in cells)
+        lines.append(f"| {k} | {row} |")
+    return "\n".join(lines)
+
+
+def main(argv):
+    if argv[0] == "summary":
+        parts = [np.load(f) for f in argv[1:]]
+        est = np.concatenate([p["est"] for p in parts])
+        ds = np.concatenate([p["deshrunk"] for p in parts])
+        cis = {
+            k: np.concatenate([p[k.replace(" ", "_")] for p in parts])
+            for k in KEYS
+            if all(k.replace(" ", "_") in p for p in parts)
+        }
+        print(table(est, ds, cis))
+        return
+    n, eps, reps, n_boot, seed = int(argv[0]), float(argv[1]), *map(int, argv[2:5])
+    start = int(argv[5]) if len(argv) > 5 else 0
+    keys = tuple(argv[6].split(",")) if len(argv) > 6 else KEYS[:3]
+    t = time.process_time()
+    est, ds, cis = run(n, eps, reps, n_boot, seed, start, keys)
+    cpu = time.process_time() - t
+    RESULTS.mkdir(exist_ok=True)
+    tag = "" if keys == KEYS[:3] else "_" + "_".join(k.replace(" ", "") for k in keys)
+    path = RESULTS / f"inference_logistic_sim_{n}_{eps:g}_{seed}_{start}{tag}.npz"
+    np.savez(path, est=est, deshrunk=ds, **{k.replace(" ", "_"): v for k, v in cis.items()})
+    print(f"n = {n}, eps = {eps:g}, B = {n_boot}, seed {seed}, start {start}: {cpu:.0f} CPU-s")
+    print(table(est, ds, cis))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
