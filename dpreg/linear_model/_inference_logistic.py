@@ -359,14 +359,14 @@ def _maybe_names(estimator):
 #: bootstrap that refits the real mechanism ``n_boot`` times (:mod:`._inference_logistic_sim`:
 #: design matched to the posterior mean of the Hessian, de-shrunk test inversion; measured in
 #: docs/inference.md, "Simulation bootstrap").
-CONF_INT_METHODS = ("linearised", "simulation")
+CONF_INT_METHODS = ("linear", "simulate")
 
 
-def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="linearised"):
+def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="linear"):
     alpha = check_alpha(alpha)
     if method not in CONF_INT_METHODS:
         raise ValueError(f"method must be one of {CONF_INT_METHODS}, got {method!r}.")
-    if method != "linearised":
+    if method != "linear":
         from ._inference_logistic_sim import simulation_interval  # noqa: PLC0415
 
         names = _maybe_names(estimator)

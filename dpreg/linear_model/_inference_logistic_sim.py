@@ -48,7 +48,7 @@ the ``"deshrunk"`` interval covers 0.995 / 0.950 / 0.955 (const / x1 / x2) at 1.
 1.08 times the de-shrunk oracle; its basic interval under-covers the slopes (0.905 / 0.910);
 on the released-``H~`` design ``"deshrunk"`` has an unbounded mean width. At epsilon = 1 the
 posterior-mean ``"deshrunk"`` interval covers 0.955 / 0.945 / 0.955 at 1.12 / 1.10 / 1.21
-times the estimator's own spread. ``conf_int(method="simulation")`` (opt-in) is that
+times the estimator's own spread. ``conf_int(method="simulate")`` (opt-in) is that
 interval.
 """
 
@@ -205,7 +205,7 @@ def simulation_interval(
 ):
     """Intervals from :func:`simulation_draws` (user units, intercept first); ``method`` is
     ``"basic"`` or ``"deshrunk"``, ``target`` the design's Hessian (module docstring: what
-    each assumes). ``conf_int(method="simulation")`` uses ``"deshrunk"`` on the
+    each assumes). ``conf_int(method="simulate")`` uses ``"deshrunk"`` on the
     ``"posterior mean"`` design."""
     alpha = check_alpha(alpha)
     if method not in METHODS:

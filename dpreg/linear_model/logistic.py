@@ -867,9 +867,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             )
         return release_hessian(self, X, y, epsilon, accountant, random_state)
 
-    def conf_int(self, alpha=0.05, n_boot=1000, method="linearised"):
+    def conf_int(self, alpha=0.05, n_boot=1000, method="linear"):
         """``(n_params, 2)`` intervals, intercept first (a DataFrame for named features);
-        needs :meth:`release_hessian`. ``method="simulation"`` (opt-in) refits the real
+        needs :meth:`release_hessian`. ``method="simulate"`` (opt-in) refits the real
         mechanism ``n_boot`` times on synthetic data instead of linearising it. See
         ``docs/inference.md``."""
         from ._inference_logistic import conf_int  # noqa: PLC0415

@@ -107,7 +107,7 @@ def test_bad_method_and_missing_release_raise():
 
 
 def test_conf_int_method_is_opt_in():
-    """``conf_int()`` stays the linearised bootstrap (bit-identical); ``method="simulation"``
+    """``conf_int()`` stays the linearised bootstrap (bit-identical); ``method="simulate"``
     is the simulation bootstrap's basic interval; anything else raises before any work."""
     from dpreg.linear_model import _inference_logistic as inf  # noqa: PLC0415
     from dpreg.linear_model._inference import basic_interval  # noqa: PLC0415
@@ -116,10 +116,10 @@ def test_conf_int_method_is_opt_in():
     X, y = _data(300, rng)
     m = _release(X, y, 1.0, rng, acc)
     default = m.conf_int(n_boot=50)
-    np.testing.assert_array_equal(m.conf_int(n_boot=50, method="linearised"), default)
+    np.testing.assert_array_equal(m.conf_int(n_boot=50, method="linear"), default)
     est, draws = inf._draws(m, 50)[1]
     np.testing.assert_array_equal(default, basic_interval(est, draws, 0.05))
-    simulated = m.conf_int(n_boot=20, method="simulation")
+    simulated = m.conf_int(n_boot=20, method="simulate")
     expected = sim.simulation_interval(m, 0.05, 20, "deshrunk", target="posterior mean")
     np.testing.assert_array_equal(simulated, expected)
     assert np.max(np.abs(simulated - default)) > 1e-3
@@ -134,7 +134,7 @@ def _covers(ci, truth=BETA):
 @pytest.mark.slow
 def test_simulation_interval_covers_at_small_n_eps():
     """n = 1e3, epsilon = 0.25 (Hessian share 0.2), 200 data sets, B = 200, the data sets of
-    the committed measurement (seed 31, docs/inference.md): ``conf_int(method="simulation")``
+    the committed measurement (seed 31, docs/inference.md): ``conf_int(method="simulate")``
     (posterior-mean design, de-shrunk test inversion; measured 0.995 / 0.950 / 0.955) covers
     the slopes within [0.93, 0.97] and the intercept at least 0.93 (it over-covers: docs).
     The control is the same interval without the shrinkage correction (the basic interval of
