@@ -327,16 +327,31 @@ def released_values(estimator, rel):
     )
 
 
-def _draws(estimator, n_boot):
+def _draws(estimator, n_boot, method="linear"):
+    """``(rel, draws)`` of ``method`` (checked by the caller), cached per release and key.
+
+    ``"linear"``: ``(estimate, draws)`` in user units (:func:`bootstrap`). ``"simulate"``:
+    ``(theta~, refits, H_s)`` in scaled units
+    (:func:`~._inference_logistic_sim.simulation_draws` on the :data:`SIM_TARGET` design).
+    Both are seeded by the release, so ``conf_int``, ``bse`` and ``summary`` of one method
+    read the same draws, computed once. Both warn on the same released-quantity check."""
     n_boot = check_n_boot(n_boot)
     rel = _release(estimator)
+    key = n_boot if method == "linear" else (method, n_boot)
     cache = getattr(estimator, "_inference_cache", None)
-    if cache is None or cache[0] is not rel or cache[1] != n_boot:
-        # seeded by the releases: deterministic for one release, independent across releases
-        seed = release_seed(*released_values(estimator, rel))
-        cache = (rel, n_boot, bootstrap(estimator, n_boot, random_state=seed))
+    if cache is None or cache[0] is not rel:
+        cache = (rel, {})
         estimator._inference_cache = cache
-    if poorly_determined(rel):
+    if key not in cache[1]:
+        if method == "linear":
+            # seeded by the releases: deterministic for one release, independent across releases
+            seed = release_seed(*released_values(estimator, rel))
+            cache[1][key] = bootstrap(estimator, n_boot, random_state=seed)
+        else:
+            from ._inference_logistic_sim import simulation_draws  # noqa: PLC0415
+
+            cache[1][key] = simulation_draws(estimator, n_boot, SIM_TARGET)  # release-seeded
+    if poorly_determined(rel):  # released quantities only: post-processing
         warnings.warn(
             "The privacy noise of the released Hessian is large against its smallest "
             "eigenvalue (small n * epsilon): the intervals are approximate and wide; see "
@@ -344,7 +359,7 @@ def _draws(estimator, n_boot):
             UserWarning,
             stacklevel=4,
         )
-    return rel, cache[2]
+    return rel, cache[1][key]
 
 
 def _index(estimator):
@@ -355,35 +370,62 @@ def _maybe_names(estimator):
     return _index(estimator) if getattr(estimator, "feature_names_in_", None) is not None else None
 
 
-#: ``conf_int(method=...)``: the default linearised bootstrap, or the opt-in simulation
-#: bootstrap that refits the real mechanism ``n_boot`` times (:mod:`._inference_logistic_sim`:
-#: design matched to the posterior mean of the Hessian, de-shrunk test inversion; measured in
-#: docs/inference.md, "Simulation bootstrap").
+#: ``method=`` of ``conf_int``, ``bse`` and ``summary``: the default linearised bootstrap, or the
+#: opt-in simulation bootstrap that refits the real mechanism ``n_boot`` times
+#: (:mod:`._inference_logistic_sim`: design matched to the posterior mean of the Hessian,
+#: de-shrunk test inversion; measured in docs/inference.md, "Simulation bootstrap").
 CONF_INT_METHODS = ("linear", "simulate")
+#: The design target and the interval of ``method="simulate"``.
+SIM_TARGET, SIM_INTERVAL = "posterior mean", "deshrunk"
+
+
+def _check_method(method):
+    if not isinstance(method, str) or method not in CONF_INT_METHODS:
+        raise ValueError(f"method must be one of {CONF_INT_METHODS}, got {method!r}.")
+    return method
+
+
+def _interval(estimator, out, alpha, method, names):
+    if method == "linear":
+        est, draws = out
+        return interval_output(est, draws, alpha, names)
+    from ._inference_logistic_sim import interval_from_draws  # noqa: PLC0415
+
+    return interval_from_draws(estimator, *out, alpha, SIM_INTERVAL, names)
+
+
+def _estimate_and_spread(estimator, out, method):
+    """The released estimate and the draws whose spread is ``bse`` (user units): the
+    linearised draws, or the raw refits of the simulation (the spread of the released
+    estimate in the synthetic world, not of the de-shrunk one the interval inverts)."""
+    if method == "linear":
+        return out
+    theta, refits, _ = out
+    return _user_units(estimator, theta[None])[0], _user_units(estimator, refits)
 
 
 def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="linear"):
     alpha = check_alpha(alpha)
-    if method not in CONF_INT_METHODS:
-        raise ValueError(f"method must be one of {CONF_INT_METHODS}, got {method!r}.")
-    if method != "linear":
-        from ._inference_logistic_sim import simulation_interval  # noqa: PLC0415
-
-        names = _maybe_names(estimator)
-        return simulation_interval(estimator, alpha, n_boot, "deshrunk", names, "posterior mean")
-    _, (est, draws) = _draws(estimator, n_boot)
-    return interval_output(est, draws, alpha, _maybe_names(estimator))
+    method = _check_method(method)
+    _, out = _draws(estimator, n_boot, method)
+    return _interval(estimator, out, alpha, method, _maybe_names(estimator))
 
 
-def bse(estimator, n_boot=DEFAULT_N_BOOT):
-    _, (_, draws) = _draws(estimator, n_boot)
-    return se_output(draws, _maybe_names(estimator))
+def bse(estimator, n_boot=DEFAULT_N_BOOT, method="linear"):
+    method = _check_method(method)
+    _, out = _draws(estimator, n_boot, method)
+    return se_output(_estimate_and_spread(estimator, out, method)[1], _maybe_names(estimator))
 
 
-def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
+def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="linear"):
     alpha = check_alpha(alpha)
-    rel, (est, draws) = _draws(estimator, n_boot)
+    method = _check_method(method)
+    rel, out = _draws(estimator, n_boot, method)
+    est, draws = _estimate_and_spread(estimator, out, method)
     frame = summary_frame(est, draws, alpha, _index(estimator), first="coef")
+    if method != "linear":  # the interval columns are conf_int's (the de-shrunk inversion)
+        ci = np.asarray(_interval(estimator, out, alpha, method, None))
+        frame[f"[{alpha / 2:g}"], frame[f"{1 - alpha / 2:g}]"] = ci[:, 0], ci[:, 1]
     fit_eps = float(estimator.epsilon_per_problem_)
     info = {
         "n": rel.n,
@@ -391,6 +433,10 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
         "delta spent": "0",
         "mechanism": f"objective perturbation, q={estimator.q_:g}, gamma={estimator.gamma_:.4g}",
         "norm": f"{estimator.norm_} (V), l2 (output noise W), linf (Hessian)",
-        "interval": f"basic parametric bootstrap (linearised), {n_boot} draws",
+        "interval": (
+            f"basic parametric bootstrap (linearised), {n_boot} draws"
+            if method == "linear"
+            else f"simulation bootstrap (de-shrunk), {n_boot} certified refits"
+        ),
     }
     return Summary(frame, info, title="Private logistic regression (objective perturbation)")

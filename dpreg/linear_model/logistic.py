@@ -870,20 +870,22 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     def conf_int(self, alpha=0.05, n_boot=1000, method="linear"):
         """``(n_params, 2)`` intervals, intercept first (a DataFrame for named features);
         needs :meth:`release_hessian`. ``method="simulate"`` (opt-in) refits the real
-        mechanism ``n_boot`` times on synthetic data instead of linearising it. See
-        ``docs/inference.md``."""
+        mechanism ``n_boot`` times on synthetic data instead of linearising it (a progress
+        bar shows after 2 s). See ``docs/inference.md``."""
         from ._inference_logistic import conf_int  # noqa: PLC0415
 
         return conf_int(self, alpha, n_boot, method)
 
-    def bse(self, n_boot=1000):
-        """Standard errors of ``[intercept, coef...]`` (privacy noise included)."""
+    def bse(self, n_boot=1000, method="linear"):
+        """Standard errors of ``[intercept, coef...]`` (privacy noise included), from the
+        draws of :meth:`conf_int` with the same ``n_boot`` and ``method``."""
         from ._inference_logistic import bse  # noqa: PLC0415
 
-        return bse(self, n_boot)
+        return bse(self, n_boot, method)
 
-    def summary(self, alpha=0.05, n_boot=1000):
-        """statsmodels-style table; ``.as_dataframe()`` gives a DataFrame."""
+    def summary(self, alpha=0.05, n_boot=1000, method="linear"):
+        """statsmodels-style table; ``.as_dataframe()`` gives a DataFrame. Its interval
+        columns are :meth:`conf_int`'s and its std err :meth:`bse`'s (same ``method``)."""
         from ._inference_logistic import summary  # noqa: PLC0415
 
-        return summary(self, alpha, n_boot)
+        return summary(self, alpha, n_boot, method)

@@ -108,7 +108,7 @@ def test_bad_method_and_missing_release_raise():
 
 def test_conf_int_method_is_opt_in():
     """``conf_int()`` stays the linearised bootstrap (bit-identical); ``method="simulate"``
-    is the simulation bootstrap's basic interval; anything else raises before any work."""
+    is the simulation bootstrap's de-shrunk interval; anything else raises before any work."""
     from dpreg.linear_model import _inference_logistic as inf  # noqa: PLC0415
     from dpreg.linear_model._inference import basic_interval  # noqa: PLC0415
 
