@@ -8,10 +8,13 @@ from dpreg.noise.balls import LinfBall
 
 
 def test_chunks_concatenate_to_the_whole_run():
-    """Data set i has its own seed, so chunks of a run give the whole run's arrays."""
+    """Data set i has its own seed, so chunks of a run give the whole run's arrays.
+
+    n = 1000 at epsilon = 1: the released check of the linearisation passes there, so the
+    intervals are the fast linearised ones (at n = 200 the default simulates: 40+ s)."""
     kw = dict(n_boot=20, seed=7, eps_grid=[1.0], full_fits=False)
-    whole = cells_mod.kng_cells(200, 3, **kw)
-    chunks = [cells_mod.kng_cells(200, 1, start=i, **kw) for i in range(3)]
+    whole = cells_mod.kng_cells(1000, 3, **kw)
+    chunks = [cells_mod.kng_cells(1000, 1, start=i, **kw) for i in range(3)]
     merged = cells_mod.concat_cells(chunks)
     for j in range(3):
         np.testing.assert_array_equal(merged[1.0][j], whole[1.0][j])
