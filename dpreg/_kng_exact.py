@@ -100,6 +100,9 @@ _DIRECTIONAL_MAX = 4096
 # ... and only from this many parameters on (a public rule; the law is exact either way)
 _DIRECTIONAL_MIN_DIM = 5
 _PATTERNS = np.array(list(itertools.product((0.0, 1.0), repeat=_ENUMERATE)))
+# the largest absolute error of one float product whose exact value is subnormal (half the
+# smallest subnormal, rounded up to it): addition and subtraction never add such an error
+_UNDERFLOW = 2.0**-1074
 #: The narrowest box side the sampler's float error model covers (docs/floating_point.md,
 #: section 5c). Its rounding slacks are *relative* (``u |U_i|_1 max|theta|`` per index,
 #: ``u`` the unit roundoff), which is valid while the box's numbers are normal floats: a
@@ -351,6 +354,19 @@ class BoxSampler:
         big = max(float(np.max(np.abs(lo))), float(np.max(np.abs(hi))))
         depth_max = 51.0 * d
         slack = 8.0 * _EPS * np.abs(self.U).sum(axis=1) * big * (d + 3.0 + 3.0 * depth_max)
+        # ... plus the *absolute* error of products that underflow (docs/floating_point.md,
+        # section 5d): ``fl(a b) = a b (1 + delta) + eta`` with ``|eta| <= 2**-1075``, and only
+        # products with ``U_ij != 0`` can round (``0 * theta_j`` is exact). The root interval
+        # has at most ``2 nnz_i`` such products, each split one more on each of its two edges;
+        # ``nnz_i (d + 3 + 3 depth_max) 2**-1074`` covers them. The relative term above is
+        # relative to ``|U_i|_1 max|theta|``, which misses this when every ``U_ij theta_j`` is
+        # subnormal (no intercept, scaled features within ~1e-308 of 0): a hyperplane that
+        # crosses the box was declared always active. A row with an entry ``|U_ij| >= 2**-500``
+        # in a box at least MIN_BOX_WIDTH wide (``big >= 2**-451``) has a relative term
+        # ``>= 2**-993``, and the absolute one is below half its ulp (``< 2**-1046`` for
+        # ``d <= 1000``): the sum rounds back to it, so such rows are bit for bit unchanged.
+        nnz = np.count_nonzero(self.U, axis=1).astype(float)
+        slack = slack + nnz * ((d + 3.0 + 3.0 * depth_max) * _UNDERFLOW)
         self._root_width = hi - lo
         self._absU = np.abs(self.U)
         self._slack = slack
@@ -404,8 +420,14 @@ class BoxSampler:
         # ``err`` per coordinate (so a linear part by sum_j err_j max|theta_j|).
         slack_sum = float(np.sum(mult * slack))
         T += slack_sum
+        # Products that underflow: a loss value has at most d products ``gfix_j theta_j`` (the
+        # hinges' come through the index deviations, inside the slack), each off by at most
+        # ``2**-1075`` absolute: ``4 d 2**-1074`` for the four values of one comparison.
         self._eL = (
-            4.0 * (4.0 * n_rows + 1000.0) * _EPS * T + slack_sum + big * float(np.sum(self.err))
+            4.0 * (4.0 * n_rows + 1000.0) * _EPS * T
+            + slack_sum
+            + big * float(np.sum(self.err))
+            + 4.0 * d * _UNDERFLOW
         )
 
     def _dual_upper(self, v):
@@ -639,6 +661,10 @@ class BoxSampler:
         gam = (4.0 * (cnt[:, None] + d) + 1000.0) * _EPS * (
             np.einsum("bmd,bd->bm", absw, np.abs(gfix)) + absum
         ) + 2.0 * (absw @ self.err)
+        # absolute underflow of the ``(k + 1) d`` products in ``phi`` (2**-1075 each, section 5d
+        # of docs/floating_point.md); below half an ulp of ``gam`` whenever the relative part
+        # is not itself near the underflow range
+        gam = gam + (2.0 * d) * (cnt[:, None] + 1.0) * _UNDERFLOW
         dual = self._dual_upper(absw.reshape(-1, d)).reshape(nb, -1)
         safe = np.where(dual > 0.0, dual, 1.0)
         val = np.where(dual > 0.0, (phi - gam) / safe * (1.0 - 1e-12), 0.0)
