@@ -67,6 +67,7 @@ from ..kng import StepGradient
 from ..noise.balls import LpBall, make_ball
 
 __all__ = [
+    "FLUSH_BELOW",
     "check_quantile",
     "default_coef_bounds",
     "quantile_gradient",
@@ -85,17 +86,42 @@ def check_quantile(quantile):
     return q
 
 
+#: Scaled feature values with ``|z| < FLUSH_BELOW`` are set to exactly 0 by
+#: :func:`scale_features` (docs/floating_point.md, section 5d).
+FLUSH_BELOW = 2.0**-500
+
+
 def scale_features(X, lower, upper, fit_intercept):
-    """Clip ``X`` into the bounds and map it into [-1, 1]^p.
+    """Clip ``X`` into the bounds and map it into [-1, 1]^p, flushing tiny values to 0.
 
     With an intercept the box is mapped affinely (``z = (x - mid) / half``); without one the
     features are only divided by ``max(|lower|, |upper|)`` so that the model keeps passing
     through the origin. Returns ``(Z, mid, half)`` with ``x = mid + half * z`` on the box;
     columns with ``half == 0`` are constant and map to 0.
+
+    Scaled values with ``|z| < FLUSH_BELOW = 2**-500`` become exactly 0. This is a fixed map
+    of each record (public threshold), so every mechanism run on ``Z`` keeps its guarantee
+    and its sensitivity (``|0| <= |z|`` stays in the same box). Why: the exact KNG sampler's
+    rounding slacks are relative to ``|U_i|_1 max|theta|``, and a product ``z theta`` below
+    ``2**-1022`` carries an absolute error of up to ``2**-1075`` instead. With every nonzero
+    ``|z| >= 2**-500`` and every nonzero grid value ``|theta| >= 2**-484``
+    (:data:`dpreg._kng_exact.MIN_BOX_WIDTH`), each product is normal or exactly 0. Values at
+    or above the threshold are untouched (bit for bit). The value is far above the
+    subnormals (``2**-1022``) and far below any feature scale that matters: it moves a
+    prediction by at most ``2**-500 |theta|``.
+
+    Examples
+    --------
+    >>> from dpreg.linear_model._quantile_core import scale_features
+    >>> Z, _, _ = scale_features([[1e-320], [1e-100], [0.5]], [-1.0], [1.0], False)
+    >>> Z.ravel().tolist()
+    [0.0, 1e-100, 0.5]
     """
     box = PublicBox(np.asarray(lower, dtype=float), np.asarray(upper, dtype=float),
                     symmetric=not fit_intercept)  # fmt: skip
-    return box.to_unit(X), box.mid, box.half
+    Z = box.to_unit(X)
+    Z[(np.abs(Z) < FLUSH_BELOW) & (Z != 0.0)] = 0.0  # zeros (and their signs) untouched
+    return Z, box.mid, box.half
 
 
 def design(Z, fit_intercept):
