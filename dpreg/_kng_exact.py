@@ -72,8 +72,9 @@ the output (the running time is a timing side channel, outside the guarantee).
 Floating point
 --------------
 Classification of a hyperplane against a box uses the index interval widened by a rounding
-slack, so a hyperplane is only declared fixed when it is fixed in exact arithmetic; the
-indicators of the crossing records at a centre are decided exactly
+slack (relative to ``|U_i|_1 max|theta|``, plus ``2**-1074`` per product that can underflow:
+docs/floating_point.md, section 5d), so a hyperplane is only declared fixed when it is fixed
+in exact arithmetic; the indicators of the crossing records at a centre are decided exactly
 (:func:`dpreg._kng_grid.indicators_at`). Gradients are sums of up to ``n`` terms; the envelope
 bounds are moved outwards by an absolute error bound ``(4 n + 1000) u sum_i |V_ij|`` per
 coordinate (``u`` the machine epsilon) and a relative ``1e-12`` on the norm, so

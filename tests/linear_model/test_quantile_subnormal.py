@@ -151,3 +151,24 @@ def test_estimator_flushes_subnormal_features(monkeypatch):
     W = seen[0]
     assert np.all((W == 0.0) | (np.abs(W) >= FLUSH_BELOW))
     assert np.array_equal(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("half_width", [2.0**40, 1.0, 2.0**-400])
+def test_line_release_index_exact_for_subnormal_thresholds(half_width):
+    """The 1-D line release forms no products; its cell index ``ceil(c / g - 1/2) - L / g``
+    uses ``ldexp(c, -e)``, which rounds a subnormal ``c`` when ``g > 1``. The index still
+    equals the rational one (``|c / g| < 1/2`` either way)."""
+    import math
+
+    from dpreg._kng_grid import grid_box
+    from dpreg._kng_line import _segments
+
+    g, L, H = (float(v[0]) for v in grid_box([-half_width], [half_width]))
+    cs = [TINY, -TINY, 3 * TINY, -7 * TINY, 2.0**-1022, -(2.0**-1023), 1e-310, 0.0]
+    for c in cs:
+        starts, _, S, J = _segments(np.array([c]), np.array([1.0]), L, H, g)
+        want = math.ceil(Fraction(c) / Fraction(g) - Fraction(L) / Fraction(g) - Fraction(1, 2))
+        assert int(starts[S == 1][0]) == want
+    # control: a threshold half a cell above the centre moves the index by one
+    starts, _, S, _ = _segments(np.array([0.5 * g + 2.0**-30 * g]), np.array([1.0]), L, H, g)
+    assert int(starts[S == 1][0]) == math.ceil(-Fraction(L) / Fraction(g)) + 1
