@@ -301,7 +301,11 @@ def test_pandas_pipeline_and_gridsearch():
     clf = ObjectivePerturbationLogistic(epsilon=2.0, bounds_X=(-1, 1), random_state=0).fit(df, y)
     np.testing.assert_array_equal(clf.feature_names_in_, df.columns)
     assert clf.predict(df).shape == (1500,)
-    pipe = make_pipeline(FunctionTransformer(), ObjectivePerturbationLogistic(bounds_X=(-1, 1)))
+    # a fixed seed: with fresh entropy the search picked epsilon = 0.5 in about 1 of 40 runs
+    # (measured over seeds 0-39: 39 / 40 pick 5.0), which made this a flaky test
+    pipe = make_pipeline(
+        FunctionTransformer(), ObjectivePerturbationLogistic(bounds_X=(-1, 1), random_state=0)
+    )
     grid = GridSearchCV(
         pipe,
         {"objectiveperturbationlogistic__epsilon": [0.5, 5.0]},
