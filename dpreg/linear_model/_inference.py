@@ -8,7 +8,7 @@ the assumptions are in ``docs/inference.md``; in short, a parametric bootstrap:
 1. From the noisy Gram ``G~`` and target vector ``c~`` take the released estimate ``b^`` (the
    estimator's own post-processing) and ``G^``, the PSD floor of ``G~`` (the same projection
    the estimator uses) with its intercept row de-noised (:func:`denoised_intercept_row`), as
-   the design.
+   the design (the intercept row replaced by its posterior mean).
 2. The residual variance (scaled units, where ``w in [-1, 1]``) comes from the optional
    private release of ``w^T w`` (``inference_share > 0``): ``RSS = w^T w - 2 b^T c~ +
    b^T G~ b`` minus the bias that the noise of ``G~`` and ``c~`` gives it (measured by
@@ -21,8 +21,13 @@ the assumptions are in ``docs/inference.md``; in short, a parametric bootstrap:
    privacy noise law (:func:`~dpreg.linear_model.functional.privatize_statistic` with the
    stored plan) and re-runs the same post-processing. The world's truth is ``b^`` shrunk so
    that its squared norm is de-noised (:func:`denoised_truth`, from a first pass around
-   ``b^``); the replicates' roots are re-centred on ``b^``.
-4. Bias-aware intervals of the parameters in the user's units (:func:`bias_aware_interval`):
+   ``b^``); the replicates' roots are re-centred on the interval's estimate.
+4. The interval's estimate is the release with its intercept de-noised
+   (:func:`denoised_intercept`: the intercept equation solved with the posterior mean of the
+   noisy row ``s~ = sum_i x~_i``); its replicates hold that row fixed where it multiplies the
+   slopes' error and simulate the de-noising's own error (:func:`conditional_intercept`).
+   The slopes are the released ones.
+5. Bias-aware intervals of the parameters in the user's units (:func:`bias_aware_interval`):
    the union of the basic interval (which removes the bootstrap world's bias) and the same
    interval without that correction, because at small ``n * epsilon`` the world's bias is
    not a reliable estimate of the estimator's (docs/inference.md, "The bias-aware
@@ -159,29 +164,91 @@ def _bootstrap_world(ns, noise_grams):
     return beta, G, np.linalg.cholesky(G)
 
 
-def denoised_intercept_row(ns, noise_grams):
-    """The released Gram with its intercept row ``s~ = sum_i x~_i`` shrunk to ``k s~``,
-    ``k^2 = max(0, 1 - m / |s~|^2)``, ``m = E|noise of s~|^2``.
+def row_noise_power(noise_grams):
+    """``m = E|noise of s~|^2``, the mean square of the intercept row's release noise, over
+    the replicates' own noise draws (so it holds for every plan)."""
+    return float(np.mean(np.sum(noise_grams[:, 0, 1:] ** 2, axis=1)))
 
-    The intercept's error contains ``-s^T (b_s - beta_s) / n``; in the world that is
-    ``-s~^T (b*_s - b^_s) / n`` and ``E|s~|^2 = |s|^2 + m``: the release noise enters twice
-    (in the world's design and again in each replicate's fresh draw). ``|k s~|^2 = max(0,
-    |s~|^2 - m)`` removes the noise's mean: it is the positive-part estimate of ``|s|^2``,
-    unbiased while ``|s~|^2 > m`` and above ``|s|^2`` on average when the clip binds (small
-    ``n * epsilon``), so it errs on the wide side. ``m`` is the mean over the replicates'
-    own noise draws (works for every plan). Measured at n = 1e3, epsilon = 0.25: the
-    intercept's bootstrap sd 1.117 -> 1.077x the real sd (docs/inference.md, "The world's
-    design and truth at small n * epsilon")."""
-    if not ns.layout.fit_intercept or ns.gram.shape[0] < 2:
+
+def row_shrinkage(rows, m):
+    """``k^2 = max(0, 1 - m / |s~|^2)`` for each intercept row ``s~`` (the last axis of
+    ``rows``); 0 for a zero row.
+
+    Empirical Bayes: with ``s ~ N(0, tau^2 I)`` and ``tau^2`` estimated by ``(|s~|^2 - m) /
+    p``, the posterior mean of the true row is ``k^2 s~`` (docs/inference.md, "The intercept
+    given the released row"). ``|k s~|^2 = max(0, |s~|^2 - m)`` is the positive-part estimate
+    of ``|s|^2``."""
+    ss = np.sum(np.square(rows), axis=-1)
+    with np.errstate(divide="ignore"):
+        return np.where(ss > 0, np.maximum(0.0, 1.0 - m / np.where(ss > 0, ss, 1.0)), 0.0)
+
+
+def _has_row(ns):
+    return bool(ns.layout.fit_intercept) and ns.gram.shape[0] >= 2
+
+
+def denoised_intercept_row(ns, noise_grams):
+    """The released Gram with its intercept row ``s~ = sum_i x~_i`` (the off-diagonal part of
+    the scaled Gram's first row) replaced by its posterior mean ``s^ = k^2 s~``
+    (:func:`row_shrinkage`): the world's design row.
+
+    The release noise of ``s~`` would otherwise enter each replicate twice (in the world's
+    design and again in the replicate's fresh draw): at n = 1e3, epsilon = 0.25, ``m ~
+    1.7e4`` against a true ``|s|^2 ~ 670``. ``s^`` is also the row of
+    :func:`denoised_intercept`, so the world's intercept equation is the one the interval's
+    estimate solves. (Sessions 8-10 used ``k s~``; docs/inference.md has both measured.)"""
+    if not _has_row(ns):
         return ns.gram
-    s = ns.gram[0, 1:]
-    m = float(np.mean(np.sum(noise_grams[:, 0, 1:] ** 2, axis=1)))
-    ss = float(s @ s)
-    k = math.sqrt(max(0.0, 1.0 - m / ss)) if ss > 0 else 0.0
+    k2 = float(row_shrinkage(ns.gram[0, 1:], row_noise_power(noise_grams)))
     gram = np.array(ns.gram, dtype=float, copy=True)
-    gram[0, 1:] *= k
-    gram[1:, 0] *= k
+    gram[0, 1:] *= k2
+    gram[1:, 0] *= k2
     return gram
+
+
+def denoised_intercept(ns, beta, m):
+    """The interval's estimate: the release with its intercept's predictable row-noise error
+    removed, ``b~_0 = b^_0 + (s~ - s^)^T b^_s / n`` with ``s^ = k^2 s~``
+    (:func:`row_shrinkage`), i.e. the intercept equation solved with the posterior mean of
+    the row in place of the noisy ``s~`` (post-processing; the slopes are unchanged).
+
+    From the intercept equation ``n b^_0 + s~^T b^_s = sum w + e_0`` the released intercept's
+    error contains ``-(s~ - s)^T beta_s / n``. Given the release this is mostly a shift along
+    ``s~``, not a spread (correlation -0.58 with the error at n = 1e3, epsilon = 0.25); ``b~_0``
+    has ``-(s^ - s)^T beta_s / n`` instead. ``n`` is the Gram's corner (public n, or the
+    released count of a weighted fit)."""
+    if not _has_row(ns):
+        return beta
+    s = ns.gram[0, 1:]
+    out = np.array(beta, dtype=float, copy=True)
+    out[0] += (1.0 - float(row_shrinkage(s, m))) * float(s @ beta[1:]) / float(ns.gram[0, 0])
+    return out
+
+
+def conditional_intercept(ns, draws, noise_grams, truth, G):
+    """Replicates of :func:`denoised_intercept`'s intercept given the released row.
+
+    A replicate solved in the world (row ``s_w``, the row of ``G``, i.e. ``s^``) with fresh
+    row noise ``E*`` has the intercept error ``A* - (s_w + E*)^T (b*_s - beta_s) / n -
+    E*^T beta_s / n``, ``A* = (sum u* + e*_0) / n`` and ``beta`` the world's truth. The real
+    ``b~_0`` has ``A - s^T (b^_s - beta_s) / n - (s^ - s)^T beta_s / n``. Adding ``(E*^T b*_s -
+    (s^* - s_w)^T beta_s) / n``, where ``s^*`` is the replicate's own de-noised row (the
+    release's rule, :func:`row_shrinkage`, applied to ``s_w + E*``), gives ``A* - s_w^T (b*_s
+    - beta_s) / n - (s^* - s_w)^T beta_s / n``: the row that multiplies the slopes' error is
+    held at the released ``s^`` (it is known), and the de-noising's own error is simulated
+    at the world's row. With negligible noise (``s^* = s_w + E*``) the addition is only the
+    second-order ``E*^T (b*_s - beta_s) / n``."""
+    if not _has_row(ns):
+        return draws
+    E = noise_grams[:, 0, 1:]
+    s_w = G[0, 1:]
+    rows = s_w + E
+    k2 = row_shrinkage(rows, row_noise_power(noise_grams))
+    out = np.array(draws, dtype=float, copy=True)
+    out[:, 0] += (
+        np.einsum("bi,bi->b", E, draws[:, 1:]) - (k2[:, None] * rows - s_w) @ truth[1:]
+    ) / float(ns.gram[0, 0])
+    return out
 
 
 def noise_draws(ns, n_boot, rng):
@@ -215,7 +282,8 @@ def rss_noise_bias(ns, beta, G, noises):
 
 
 def bootstrap(ns, n_boot=DEFAULT_N_BOOT, random_state=0):
-    """``(estimate, draws)`` in user units: the released estimate and ``n_boot`` replicates."""
+    """``(estimate, draws)`` in user units: the interval's estimate (the release, its intercept
+    de-noised by :func:`denoised_intercept`) and ``n_boot`` replicates of it."""
     rng = check_random_state(random_state)
     noises = noise_draws(ns, n_boot, rng)
     beta, G, L = _bootstrap_world(ns, noises[0])
@@ -228,10 +296,12 @@ def bootstrap(ns, n_boot=DEFAULT_N_BOOT, random_state=0):
     # first pass around b^: its spread estimates Var b^ for the de-biased world truth
     draws = _solve(ns, G + E, G @ beta + sampling + e)
     truth = denoised_truth(beta, draws)
-    # the same draws around that truth; their roots are re-centred on the release (the map
-    # to user units is affine, so this is the same shift there)
-    draws = _solve(ns, G + E, G @ truth + sampling + e) - truth + beta
-    return _to_user_units(beta, ns)[0], _to_user_units(draws, ns)
+    # the same draws around that truth, the intercept given the released row; their roots
+    # are re-centred on the estimate (the map to user units is affine: the same shift there)
+    estimate = denoised_intercept(ns, beta, row_noise_power(E))
+    draws = _solve(ns, G + E, G @ truth + sampling + e)
+    draws = conditional_intercept(ns, draws, E, truth, G) - truth + estimate
+    return _to_user_units(estimate, ns)[0], _to_user_units(draws, ns)
 
 
 def denoised_truth(beta, draws):
@@ -454,15 +524,22 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     ns, (est, draws) = _draws(estimator, n_boot)
     warn_if_poor(ns)
     ci = bias_aware_interval(est, draws, alpha)
+    # coef: the released estimates (what the model predicts with); the intercept's std err
+    # and interval are those of the de-noised intercept (denoised_intercept), named below
+    released = np.r_[np.ravel(estimator.intercept_)[:1], np.ravel(estimator.coef_)]
+    fi = ns.layout.fit_intercept
     frame = pd.DataFrame(
         {
-            "coef": est,
+            "coef": released if fi else np.ravel(estimator.coef_),
             "std err": draws.std(axis=0, ddof=1),
             f"[{alpha / 2:g}": ci[:, 0],
             f"{1 - alpha / 2:g}]": ci[:, 1],
         },
-        index=param_names(estimator, ns.layout.fit_intercept),
+        index=param_names(estimator, fi),
     )
+    info_const = {}
+    if fi and len(est) > 1:
+        info_const["const"] = f"std err, interval of the de-noised intercept {est[0]:.4g}"
     norm = ns.plan.norm if isinstance(ns.plan.norm, str) else "hull"
     eps_yty = float(estimator.epsilon) - ns.epsilon if ns.yty is not None else 0.0
     info = {
@@ -473,5 +550,6 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
         "mechanism": f"{ns.plan.mechanism} ({ns.plan.description})",
         "norm": norm,
         "interval": f"bias-aware parametric bootstrap, {n_boot} draws (no extra budget)",
+        **info_const,
     }
     return Summary(frame, info)

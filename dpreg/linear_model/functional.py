@@ -1300,14 +1300,19 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         Parametric bootstrap from the released statistics, seeded by the release: the
         bias-aware hull of the basic interval and the uncorrected one
         (:func:`dpreg.linear_model._inference.bias_aware_interval`, ``docs/inference.md``).
-        Returns an array of shape ``(n_params, 2)``, or a DataFrame indexed by ``"const"``
-        and the feature names when ``fit`` saw column names.
+        The intercept's interval is built around the de-noised intercept (the released
+        intercept equation solved with the posterior mean of its noisy row,
+        :func:`dpreg.linear_model._inference.denoised_intercept`), which can differ from
+        ``intercept_`` at small ``n * epsilon``. Returns an array of shape ``(n_params, 2)``,
+        or a DataFrame indexed by ``"const"`` and the feature names when ``fit`` saw column
+        names.
         """
         self._check_unweighted()
         return _inference.conf_int(self, alpha, n_boot)
 
     def bse(self, n_boot=1000):
-        """Standard errors of ``[intercept, coef...]`` (bootstrap; no extra budget)."""
+        """Standard errors of ``[intercept, coef...]`` (bootstrap; no extra budget); the
+        intercept's is that of the de-noised intercept of :meth:`conf_int`."""
         self._check_unweighted()
         return _inference.bse(self, n_boot)
 
