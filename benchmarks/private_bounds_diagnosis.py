@@ -53,7 +53,7 @@ import dpreg._bounds as bounds_mod
 from benchmarks.private_bounds import _fit_private, _fit_public, _settings
 
 
-def exact_median_mad(X, epsilon, candidate_range, widen, rng, scale=None):
+def exact_median_mad(X, epsilon, candidate_range, widen, rng, scale=None, median_fraction=0.5):
     """The targets of :func:`dpreg._bounds.private_median_mad_unchecked` (no noise)."""
     X = np.asarray(X, dtype=float).reshape(len(X), -1)
     m = np.median(X, axis=0)

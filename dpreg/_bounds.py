@@ -84,6 +84,12 @@ TARGET_LOG_ODDS = 8.0
 #: the data: about ln(1.4 / 0.03) = 3.8 nats more for a response that is a level far from 0
 #: with a coefficient of variation of 2 % (log prices, test scores), see column_epsilons
 MEDIAN_TARGET_LOG_ODDS = 12.0
+#: share of a median / MAD target's budget that goes to its median (the MAD gets the rest):
+#: each draw gets budget in proportion to the log-odds its job needs, the median
+#: MEDIAN_TARGET_LOG_ODDS (land in the bulk of a level far from 0) and the MAD
+#: TARGET_LOG_ODDS (a scale right within a factor of about 2): 12 / (12 + 8) = 0.6
+#: (docs/private_workflow.md, "The response's two draws"). Features keep 1 : 1.
+TARGET_MEDIAN_FRACTION = MEDIAN_TARGET_LOG_ODDS / (MEDIAN_TARGET_LOG_ODDS + TARGET_LOG_ODDS)
 #: the logistic model's features switch to one scale-only release each when each of the two
 #: median / MAD releases would get less than SCALE_ONLY_RANKS / n: there a median lands in the
 #: data's interquartile range with probability below about 0.15, against about 0.3-0.65 for
@@ -377,12 +383,38 @@ def _per_column(X, epsilon, widen, scale):
     return X, p, eps_col, widen, FIT_ASINH_SCALE if scale is None else scale
 
 
-def private_median_mad_unchecked(X, epsilon, candidate_range, widen, rng, scale=None):
+def median_mad_epsilons(epsilon, median_fraction=0.5):
+    """``(eps_median, eps_mad)`` of one median / MAD release with budget ``epsilon``: the
+    median gets ``median_fraction * epsilon``, the MAD the rest, and the two never add up to
+    more than ``epsilon`` in floating point (the MAD's part is lowered by one float step if
+    round-off would make them). ``median_fraction = 0.5`` gives ``epsilon / 2`` twice, exactly.
+
+    Examples
+    --------
+    >>> from dpreg._bounds import median_mad_epsilons
+    >>> median_mad_epsilons(0.25)
+    (0.125, 0.125)
+    >>> [round(e, 12) for e in median_mad_epsilons(0.25, 0.6)]
+    [0.15, 0.1]
+    """
+    eps_m = float(median_fraction) * float(epsilon)
+    eps_s = float(epsilon) - eps_m
+    if eps_m + eps_s > float(epsilon):
+        eps_s = float(np.nextafter(eps_s, 0.0))
+    return eps_m, eps_s
+
+
+def private_median_mad_unchecked(
+    X, epsilon, candidate_range, widen, rng, scale=None, median_fraction=0.5
+):
     """Private per-column ``median -/+ widen * MAD`` (the estimators' ``"private"`` bounds).
 
     Inputs validated and the budget charged by the caller. For every column ``j`` (a scalar
     ``epsilon`` is split equally over the columns, an array gives column ``j`` the budget
-    ``epsilon[j]``; each column's two releases get half of its budget; basic composition):
+    ``epsilon[j]``; column ``j``'s median gets ``median_fraction * epsilon_j`` and its MAD the
+    rest, ``epsilon_j - median_fraction * epsilon_j``, lowered by one float step if the two
+    would add up to more than ``epsilon_j``; the default 0.5 gives each exactly half, bit for
+    bit as before; basic composition):
 
     1. ``m_j``: the exact KNG median (sensitivity 1, :mod:`dpreg.tools._quantile`) over
        ``candidate_range`` with the asinh base measure of public scale ``scale`` (default
@@ -404,13 +436,14 @@ def private_median_mad_unchecked(X, epsilon, candidate_range, widen, rng, scale=
     for the response.
     """
     X, p, eps_col, widen, scale = _per_column(X, epsilon, widen, scale)
+    frac = np.broadcast_to(np.asarray(median_fraction, dtype=float), (p,))
     c_lo, c_hi = candidate_range
     lower, upper = np.empty(p), np.empty(p)
     for j in range(p):
-        eps_each = float(eps_col[j]) / 2.0
-        m = private_quantile_draws(X[:, j], [0.5], eps_each, c_lo, c_hi, "asinh", scale, rng)[0]
+        eps_m, eps_s = median_mad_epsilons(float(eps_col[j]), float(frac[j]))
+        m = private_quantile_draws(X[:, j], [0.5], eps_m, c_lo, c_hi, "asinh", scale, rng)[0]
         dev = np.abs(X[:, j] - m)
-        s = private_quantile_draws(dev, [0.5], eps_each, 0.0, c_hi - c_lo, "asinh", scale, rng)[0]
+        s = private_quantile_draws(dev, [0.5], eps_s, 0.0, c_hi - c_lo, "asinh", scale, rng)[0]
         lower[j], upper[j] = m - widen[j] * s, m + widen[j] * s
     return np.clip(lower, c_lo, c_hi), np.clip(upper, c_lo, c_hi)
 
@@ -1109,8 +1142,10 @@ def fit_bounds(
     parameters are stacked and released together by ONE call of
     :func:`private_median_mad_unchecked` with ``share * epsilon`` (``share="auto"``: see
     :func:`bounds_epsilon`), split over the ``m`` stacked columns by :func:`column_epsilons`
-    (the columns of a parameter named ``"bounds_y"`` are targets; each column's median and
-    MAD get half of its part; basic composition), with the box ``median -/+ FIT_WIDEN * MAD``
+    (the columns of a parameter named ``"bounds_y"`` are targets; a feature's median and
+    MAD get half of its part each, a target's median ``TARGET_MEDIAN_FRACTION = 0.6`` of it
+    and its MAD the rest, :func:`median_mad_epsilons`; basic composition), with the box
+    ``median -/+ FIT_WIDEN * MAD``
     for features and ``FIT_WIDEN_TARGET * MAD`` for targets, and the fit gets the rest: the
     bounds and the fit compose sequentially to ``epsilon`` (if
     round-off made the two parts add up to more than ``epsilon``, the fit's part is lowered by
@@ -1264,6 +1299,8 @@ def fit_bounds(
             ranges[k],
             FIT_WIDEN_TARGET if unit_target[k] else FIT_WIDEN,
             rng,
+            # the target's median needs more log-odds than its MAD (TARGET_MEDIAN_FRACTION)
+            median_fraction=TARGET_MEDIAN_FRACTION if unit_target[k] else 0.5,
         )
         lower[cols], upper[cols] = lo[0], hi[0]
     pad = np.maximum(1e-3, 1e-3 * np.abs(lower))

@@ -236,7 +236,9 @@ def test_fit_bounds_coarse_budget_is_exact(monkeypatch):
     assert 3 * calls[0][2] == pytest.approx(B.COARSE_FRACTION * units[:3].sum(), rel=1e-12)
     np.testing.assert_allclose([c[2] for c in calls[1:4]],
                                (1 - B.COARSE_FRACTION) * units[:3], rtol=1e-12)  # fmt: skip
-    np.testing.assert_allclose([c[2] for c in calls[4:]], units[3] / 2, rtol=1e-12)
+    f = B.TARGET_MEDIAN_FRACTION  # the target's median / MAD split
+    np.testing.assert_allclose([c[2] for c in calls[4:]], [f * units[3], (1 - f) * units[3]],
+                               rtol=1e-12)  # fmt: skip
 
 
 def test_coarse_rule_public_switch():

@@ -146,7 +146,7 @@ def test_fit_bounds_relative_budget_is_exact(monkeypatch):
         ref = B.private_median_mad_unchecked(
             np.column_stack([X, y]), B.column_epsilons(eb, n, [False] * 3 + [True]),
             B.DEFAULT_CANDIDATE_RANGE, np.array([B.FIT_WIDEN] * 3 + [B.FIT_WIDEN_TARGET]),
-            np.random.default_rng(0),
+            np.random.default_rng(0), median_fraction=[0.5] * 3 + [B.TARGET_MEDIAN_FRACTION],
         )  # fmt: skip
         np.testing.assert_array_equal(a[0], ref[0][:3])
         np.testing.assert_array_equal(ay[1], ref[1][3:])
