@@ -283,31 +283,6 @@ def gram_draws(fit, rel, n_boot, rng):
     return np.maximum(lam, GRAM_FLOOR), Q
 
 
-def normal_sparsity(fit, rel):
-    """The sparsity of the normal error law whose window ``|e| <= t~`` holds the released
-    share ``L`` (the simulation's error model; post-processing of ``t~``).
-
-    For errors ``e = sigma (N - q)`` with ``q = Phi^-1(tau)`` (``tau``-quantile 0) the share is
-    ``Phi(q + t / sigma) - Phi(q - t / sigma)``, increasing in ``t / sigma``; solving it for
-    ``x = t~ / sigma`` gives ``s = sigma / phi(q)``. The linearised ``2 t~ / L`` takes the
-    density at the quantile for its mean over the window, which for a density peaked there
-    (the normal at ``tau = 1/2``) over-states ``s``: by 6.3 % at ``L = 0.46`` (n = 1e3,
-    epsilon = 0.25). With this ``s`` the synthetic errors reproduce the released window."""
-    from scipy.optimize import brentq  # noqa: PLC0415
-
-    t = max(float(rel.radius), 0.0)
-    q = float(_normal.ppf(fit.tau))
-    level = float(rel.level)
-    if t == 0.0:
-        return 0.0
-
-    def share(x):
-        return _normal.cdf(q + x) - _normal.cdf(q - x) - level
-
-    x = brentq(share, 0.0, 50.0, xtol=1e-12)
-    return float(t / x / _normal.pdf(q))
-
-
 def box_ranges(fit):
     """``(n_params, 2)``: the range of every user-unit parameter over the public box (the
     model assumes the truth lies in it; interval arithmetic through the linear map)."""
@@ -467,10 +442,12 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
 
     1. builds a synthetic data set whose design has the released Gram matrix (its PSD
        part, eigenvalues floored at ``GRAM_FLOOR``, the public corner ``n`` restored) and
-       whose normal errors put the released share ``L`` of themselves inside the released
-       window ``|e| <= t~`` (:func:`normal_sparsity`; session 10 used the linearised
-       ``2 t~ / L``, 6 % larger for normal errors at n = 1e3, epsilon = 0.25), around the
-       line ``theta~`` (:func:`synthetic_data`);
+       whose normal errors have density ``1 / s^`` at their ``tau``-quantile, ``s^ = 2 t~ / L``
+       the released sparsity, around the line ``theta~`` (:func:`synthetic_data`). (The
+       normal law whose window ``|e| <= t~`` holds exactly the share ``L``, 6 % narrower at
+       n = 1e3, epsilon = 0.25, made the intervals 4-9 % wider there: a smaller error scale
+       shrinks the core of the KNG law against its plateau; ``docs/inference.md``, session
+       11.)
     2. fits a fresh estimator with the fit's own public settings (:func:`simulation_params`)
        and a seed from this stream: the very code path and exact sampler of the release,
        spending from a throw-away unlimited accountant (never the user's).
@@ -501,7 +478,7 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
     rng = check_random_state(random_state)
     lam, Q = np.linalg.eigh(public_gram(fit, rel.gram.hessian))
     gram = (Q * np.maximum(lam, GRAM_FLOOR)) @ Q.T
-    s = normal_sparsity(fit, rel)
+    s = 2.0 * max(float(rel.radius), 0.0) / float(rel.level)
     return simulate_from(estimator, np.repeat(gram[None], n_sim, 0), np.full(n_sim, s), rng)
 
 

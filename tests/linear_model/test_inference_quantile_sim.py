@@ -4,7 +4,6 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
 
 from dpreg import KNGQuantileRegressor
 from dpreg.accounting import BudgetAccountant
@@ -184,45 +183,6 @@ def test_coverage_at_n_1e3_epsilon_quarter_with_control():
     cov_bad, width_bad = _cell(reps=20, n_sim=60, seed=21, widen=4.0)
     assert cov_bad.mean() <= cov.mean() - 0.15, (cov_bad, cov)
     assert np.all(width_bad < width), (width_bad, width)
-
-
-def _public_fit(tau):
-    """The public facts :func:`normal_sparsity` reads (tau)."""
-    return inf.KNGRelease(
-        theta=np.zeros(3),
-        lower=-np.ones(2),
-        upper=np.ones(2),
-        mid=np.zeros(2),
-        half=np.ones(2),
-        active=np.ones(2, dtype=bool),
-        ball=None,
-        scale=1.0,
-        box=(None, None),
-        n=1000,
-        tau=tau,
-        fit_intercept=True,
-        y_bounds=None,
-    )
-
-
-@pytest.mark.parametrize("tau", [0.5, 0.25, 0.9])
-def test_normal_sparsity_inverts_the_window_share_of_normal_errors(tau):
-    """For normal errors sigma (N - q) the window |e| <= t holding the share L gives back
-    their sparsity sigma / phi(q) exactly; the linearised 2 t / L is larger where the
-    density peaks at the quantile (tau = 1/2: +6.3 % at L = 0.46)."""
-    sigma, level = 1.7, 0.46
-    q = stats.norm.ppf(tau)
-    t = optimize.brentq(
-        lambda x: stats.norm.cdf(q + x / sigma) - stats.norm.cdf(q - x / sigma) - level, 0, 50
-    )
-    rel = inf.CurvatureRelease(None, level, t, 0.1, 10.0, 0.1, 1000, np.zeros(3))
-    fit = _public_fit(tau)
-    s = inf.normal_sparsity(fit, rel)
-    np.testing.assert_allclose(s, sigma / stats.norm.pdf(q), rtol=1e-9)
-    if tau == 0.5:
-        np.testing.assert_allclose(2 * t / level / s, 1.063, atol=0.001)
-    zero = inf.CurvatureRelease(None, level, -0.5, 0.1, 10.0, 0.1, 1000, np.zeros(3))
-    assert inf.normal_sparsity(fit, zero) == 0.0
 
 
 def _pivot_coverage(reps, b, core_sd_draws=0.2, seed=0):
