@@ -78,6 +78,9 @@ _RANGE = 1e9  # public candidate range of the residuals without bounds_y
 #: n synthetic rows each, about 0.07 CPU-s at n = 1e3, epsilon = 0.15).
 DEFAULT_N_SIM = 200
 METHODS = ("auto", "linear", "simulate")
+#: Candidate lower tail shares ``p`` of :func:`shortest_interval` (evenly spaced on
+#: ``[0, alpha]``; an odd number so that ``alpha / 2``, the basic interval, is one).
+SHORTEST_GRID = 201
 
 
 @dataclass
@@ -440,29 +443,36 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
     1. builds a synthetic data set whose design has the released Gram matrix (its PSD
        part, eigenvalues floored at ``GRAM_FLOOR``, the public corner ``n`` restored) and
        whose normal errors have density ``1 / s^`` at their ``tau``-quantile, ``s^ = 2 t~ / L``
-       the released sparsity, around the line ``theta~`` (:func:`synthetic_data`);
+       the released sparsity, around the line ``theta~`` (:func:`synthetic_data`). (The
+       normal law whose window ``|e| <= t~`` holds exactly the share ``L``, 6 % narrower at
+       n = 1e3, epsilon = 0.25, made the intervals 4-9 % wider there: a smaller error scale
+       shrinks the core of the KNG law against its plateau; ``docs/inference.md``, session
+       11.)
     2. fits a fresh estimator with the fit's own public settings (:func:`simulation_params`)
        and a seed from this stream: the very code path and exact sampler of the release,
        spending from a throw-away unlimited accountant (never the user's).
 
-    **Why the basic interval.** Under the location-shift model, with ``e_i = y_i - w_i^T
-    theta0`` the KNG density of ``delta = theta - theta0`` is ``∝ exp(-s_K || sum_i w_i
-    (1{e_i <= w_i^T delta} - tau) ||_K)``: it does not depend on ``theta0`` except through
-    the box. So ``theta~ - theta0`` is a pivot (its law is that of ``theta* - theta~`` when
-    the synthetic design and errors have the data's law), and the basic interval
-    ``[2 theta~ - q_{1 - a/2}, 2 theta~ - q_{a/2}]`` of the draws ``theta*`` inverts it
-    without linearising the gradient: this is what fails at small n * epsilon, where the
-    KNG noise reaches the flat, saturated part of the gradient. Near the box edge the
-    pivot breaks (the box truncates the law differently at ``theta~`` and ``theta0``); the
-    interval is then intersected with the box as before. **Assumed:** normal errors (the
-    shape away from the quantile matters once the noise reaches it), a design with the
-    released Gram matrix (only its first two moments are matched), the location-shift
-    model. The released ``G~`` and ``s^`` are plugged in, not redrawn: redrawing ``G`` as
-    the linearised bootstrap does (``G~ - E*``, double the release noise) gave near-singular
-    synthetic designs (smallest eigenvalue down to 14 against about 330) whose laws were
-    1.1-2.3x wider in sd (8 data sets at n = 1e3, epsilon = 0.25); the noise of the
-    releases is thus not propagated. ``docs/inference.md`` ("The simulation bootstrap") has
-    the measurements.
+    **The interval.** Under the location-shift model, with ``e_i = y_i - w_i^T theta0`` the
+    KNG density of ``delta = theta - theta0`` is ``∝ exp(-s_K || sum_i w_i (1{e_i <= w_i^T
+    delta} - tau) ||_K)``: it does not depend on ``theta0`` except through the box. So
+    ``theta~ - theta0`` is a pivot (its law is that of ``theta* - theta~`` when the
+    synthetic design and errors have the data's law), and any interval ``[theta~ - u,
+    theta~ - l]`` with ``[l, u]`` holding ``1 - alpha`` of the draws' roots inverts it without
+    linearising the gradient: this is what fails at small n * epsilon, where the KNG noise
+    reaches the flat, saturated part of the gradient. ``conf_int`` takes the shortest such
+    ``[l, u]`` (:func:`shortest_interval`; session 10 took the equal-tailed one, the basic
+    interval): the law is a narrow core and a flat plateau over the box, and the shortest
+    window leaves a thin one-sided plateau out instead of cutting into it. Near the box edge
+    the pivot breaks (the box truncates the law differently at ``theta~`` and ``theta0``);
+    the interval is then intersected with the box. **Assumed:** normal errors (the shape away
+    from the quantile matters once the noise reaches it), a design with the released Gram
+    matrix (only its first two moments are matched), the location-shift model. The released
+    ``G~`` and ``t~`` are plugged in, not redrawn: redrawing ``G`` as the linearised
+    bootstrap does (``G~ - E*``, double the release noise) gave near-singular synthetic
+    designs (smallest eigenvalue down to 14 against about 330) whose laws were 1.1-2.3x
+    wider in sd (8 data sets at n = 1e3, epsilon = 0.25); the noise of the releases is thus
+    not propagated. ``docs/inference.md`` ("The simulation bootstrap", sessions 10 and 11)
+    has the measurements.
     """
     fit, rel = _release(estimator)
     rng = check_random_state(random_state)
@@ -470,6 +480,31 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
     gram = (Q * np.maximum(lam, GRAM_FLOOR)) @ Q.T
     s = 2.0 * max(float(rel.radius), 0.0) / float(rel.level)
     return simulate_from(estimator, np.repeat(gram[None], n_sim, 0), np.full(n_sim, s), rng)
+
+
+def shortest_interval(estimate, draws, alpha, limits=None, grid=SHORTEST_GRID):
+    """The shortest interval of the pivot ``theta~ - theta0`` whose law the draws' roots
+    ``theta* - theta~`` estimate, per parameter, intersected with ``limits``.
+
+    For any fixed ``[l, u]`` that holds ``1 - alpha`` of the root's law, ``[theta~ - u,
+    theta~ - l]`` covers ``theta0`` with probability ``1 - alpha`` (the pivot). The basic
+    interval takes ``[l, u] = [q(alpha / 2), q(1 - alpha / 2)]``; this one the narrowest of
+    ``[q(p), q(p + 1 - alpha)]`` over ``grid`` points ``p`` in ``[0, alpha]`` (the basic one
+    among them), with ``q`` the roots' quantiles in the same (linear) convention as the
+    basic interval, so both hold the same share of the draws. Where the law has a narrow
+    core and a flat tail on one side (the KNG plateau, ``docs/inference.md``) it leaves that
+    tail out instead of cutting into both.
+    """
+    roots = np.asarray(draws, float) - estimate
+    p = np.linspace(0.0, alpha, grid)
+    lo = np.quantile(roots, p, axis=0)  # (grid, params)
+    hi = np.quantile(roots, p + (1.0 - alpha), axis=0)
+    best = np.argmin(hi - lo, axis=0)
+    cols = np.arange(roots.shape[1])
+    ci = np.column_stack([estimate - hi[best, cols], estimate - lo[best, cols]])
+    if limits is not None:
+        ci = np.clip(ci, limits[:, :1], limits[:, 1:])
+    return ci
 
 
 def simulate_from(estimator, grams, sparsities, rng):
@@ -592,10 +627,23 @@ def _maybe_names(estimator, fit):
     return param_names(estimator, fit.fit_intercept)
 
 
+def _simulated(estimator):
+    """True when the cached draws are the simulation bootstrap's (key ``(method, n_sim)``)."""
+    return isinstance(estimator._inference_cache[1], tuple)
+
+
 def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=DEFAULT_N_SIM):
     alpha = check_alpha(alpha)
     fit, _, (est, draws) = _draws(estimator, n_boot, method, n_sim)
-    return interval_output(est, draws, alpha, _maybe_names(estimator, fit), box_ranges(fit))
+    names = _maybe_names(estimator, fit)
+    if not _simulated(estimator):
+        return interval_output(est, draws, alpha, names, box_ranges(fit))
+    ci = shortest_interval(est, draws, alpha, box_ranges(fit))
+    if names is None:
+        return ci
+    import pandas as pd  # noqa: PLC0415
+
+    return pd.DataFrame(ci, index=names, columns=[f"{alpha / 2:g}", f"{1 - alpha / 2:g}"])
 
 
 def bse(estimator, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=DEFAULT_N_SIM):
@@ -606,9 +654,12 @@ def bse(estimator, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=DEFAULT_N_SIM):
 def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=DEFAULT_N_SIM):
     alpha = check_alpha(alpha)
     fit, rel, (est, draws) = _draws(estimator, n_boot, method, n_sim)
-    simulated = isinstance(estimator._inference_cache[1], tuple)
+    simulated = _simulated(estimator)
     names = param_names(estimator, fit.fit_intercept)
     frame = summary_frame(est, draws, alpha, names, limits=box_ranges(fit))
+    if simulated:  # the shortest interval of the pivot (conf_int), not the basic one
+        ci = shortest_interval(est, draws, alpha, box_ranges(fit))
+        frame[f"[{alpha / 2:g}"], frame[f"{1 - alpha / 2:g}]"] = ci[:, 0], ci[:, 1]
     fit_eps = float(estimator.epsilon)
     info = {
         "n": rel.n,
@@ -617,7 +668,8 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=D
         "mechanism": f"K-norm gradient, quantile {fit.tau:g}",
         "norm": f"{estimator.norm_} (KNG), linf (Gram)",
         "interval": (
-            f"simulation bootstrap (exact sampler on synthetic data), {n_sim} fits"
+            f"simulation bootstrap (exact sampler on synthetic data), {n_sim} fits, "
+            "shortest interval"
             if simulated
             else f"linearised parametric bootstrap, {n_boot} draws"
         ),
