@@ -28,20 +28,26 @@ from ._inference_cells import LOGIT_BETA, deshrunk, simulate_logistic
 
 RESULTS = Path(__file__).parent / "results"
 LIB_BOOT = 1000
-KEYS = ("library", "sim basic", "sim deshrunk", "sim postmean", "sim pmdeshrunk")
+KEYS = ("library", "sim basic", "sim deshrunk", "sim postmean", "sim pmdeshrunk", "auto")
 
 
 def run(n, eps, reps, n_boot, seed, start=0, keys=KEYS):
-    """``(estimates, de-shrunk estimates, {key: intervals})`` of data sets ``start`` to
-    ``start + reps``; ``keys`` a subset of ``KEYS`` (the library's interval is seeded by its
-    release, so leaving it out does not change the others)."""
+    """``(estimates, de-shrunk estimates, {key: intervals}, fires)`` of data sets ``start`` to
+    ``start + reps``; ``keys`` a subset of ``KEYS`` (every interval is seeded by its release,
+    so leaving one out does not change the others). ``"library"`` is the linearised interval
+    (``method="linear"``, ``LIB_BOOT`` draws), ``"auto"`` the default ``conf_int()`` with
+    ``n_sim = B`` (the simulation where the released check fires, else the linearised
+    interval, ``LIB_BOOT`` draws); ``fires`` is that check per data set."""
     from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
     from dpreg.linear_model import _inference_logistic_sim as sim  # noqa: PLC0415
-    from dpreg.linear_model._inference_logistic import hessian_share  # noqa: PLC0415
+    from dpreg.linear_model._inference_logistic import (  # noqa: PLC0415
+        hessian_share,
+        linear_law_poor,
+    )
 
     ledger = BudgetAccountant()
     share = hessian_share(n, eps)
-    est, ds, cis = [], [], {k: [] for k in keys}
+    est, ds, cis, fires = [], [], {k: [] for k in keys}, []
     for i in range(start, start + reps):
         rng = np.random.default_rng([seed, i])
         X, y = simulate_logistic(n, rng)
@@ -56,7 +62,7 @@ def run(n, eps, reps, n_boot, seed, start=0, keys=KEYS):
         if "library" in keys:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                cis["library"].append(m.conf_int(0.05, n_boot=LIB_BOOT))
+                cis["library"].append(m.conf_int(0.05, n_boot=LIB_BOOT, method="linear"))
         if {"sim basic", "sim deshrunk"} & set(keys):
             out = sim.simulation_draws(m, n_boot)
             for k in {"sim basic", "sim deshrunk"} & set(keys):
@@ -66,19 +72,26 @@ def run(n, eps, reps, n_boot, seed, start=0, keys=KEYS):
             out = sim.simulation_draws(m, n_boot, target="posterior mean")
             for k in set(pm) & set(keys):
                 cis[k].append(sim.interval_from_draws(m, *out, 0.05, pm[k]))
+        if "auto" in keys:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                cis["auto"].append(m.conf_int(0.05, n_boot=LIB_BOOT, n_sim=n_boot))
+        fires.append(linear_law_poor(m, m.inference_release_))
         est.append(np.r_[m.intercept_, m.coef_.ravel()])
         ds.append(deshrunk(m, X))
-    return np.array(est), np.array(ds), {k: np.array(v) for k, v in cis.items()}
+    cis = {k: np.array(v) for k, v in cis.items()}
+    return np.array(est), np.array(ds), cis, np.array(fires)
 
 
-def table(est, ds, cis):
+def table(est, ds, cis, fires=None):
     def spread(a):
         lo, hi = np.quantile(a, [0.025, 0.975], axis=0)
         return hi - lo
 
     own, de = spread(est), spread(ds)
     lines = [
-        f"{len(est)} data sets",
+        f"{len(est)} data sets"
+        + ("" if fires is None else f"; the auto rule fires on {int(np.sum(fires))}"),
         "| interval | coverage const / x1 / x2 | width / own (mean) | (median) "
         "| width / de-shrunk |",
         "|---|---|---|---|---|",
@@ -102,20 +115,22 @@ def main(argv):
             for k in KEYS
             if all(k.replace(" ", "_") in p for p in parts)
         }
-        print(table(est, ds, cis))
+        fires = [p["fires"] for p in parts if "fires" in p]
+        print(table(est, ds, cis, np.concatenate(fires) if len(fires) == len(parts) else None))
         return
     n, eps, reps, n_boot, seed = int(argv[0]), float(argv[1]), *map(int, argv[2:5])
     start = int(argv[5]) if len(argv) > 5 else 0
     keys = tuple(argv[6].split(",")) if len(argv) > 6 else KEYS[:3]
     t = time.process_time()
-    est, ds, cis = run(n, eps, reps, n_boot, seed, start, keys)
+    est, ds, cis, fires = run(n, eps, reps, n_boot, seed, start, keys)
     cpu = time.process_time() - t
     RESULTS.mkdir(exist_ok=True)
     tag = "" if keys == KEYS[:3] else "_" + "_".join(k.replace(" ", "") for k in keys)
     path = RESULTS / f"inference_logistic_sim_{n}_{eps:g}_{seed}_{start}{tag}.npz"
-    np.savez(path, est=est, deshrunk=ds, **{k.replace(" ", "_"): v for k, v in cis.items()})
+    arrays = {k.replace(" ", "_"): v for k, v in cis.items()}
+    np.savez(path, est=est, deshrunk=ds, fires=fires, **arrays)
     print(f"n = {n}, eps = {eps:g}, B = {n_boot}, seed {seed}, start {start}: {cpu:.0f} CPU-s")
-    print(table(est, ds, cis))
+    print(table(est, ds, cis, fires))
 
 
 if __name__ == "__main__":

@@ -106,23 +106,26 @@ def test_bad_method_and_missing_release_raise():
         sim.simulation_draws(m, n_boot=20, target="truth")
 
 
-def test_conf_int_method_is_opt_in():
-    """``conf_int()`` stays the linearised bootstrap (bit-identical); ``method="simulate"``
-    is the simulation bootstrap's de-shrunk interval; anything else raises before any work."""
+def test_conf_int_methods():
+    """``method="linear"`` is the linearised bootstrap (bit-identical to the code before
+    ``method=``); ``method="simulate"`` is the simulation bootstrap's de-shrunk interval on
+    ``n_sim`` refits; anything else raises before any work. (Which one ``"auto"``, the
+    default, takes: ``test_inference_logistic_auto.py``.)"""
     from dpreg.linear_model import _inference_logistic as inf  # noqa: PLC0415
     from dpreg.linear_model._inference import basic_interval  # noqa: PLC0415
 
     rng, acc = np.random.default_rng(6), BudgetAccountant()
     X, y = _data(300, rng)
     m = _release(X, y, 1.0, rng, acc)
-    default = m.conf_int(n_boot=50)
-    np.testing.assert_array_equal(m.conf_int(n_boot=50, method="linear"), default)
-    est, draws = inf._draws(m, 50)[1]
-    np.testing.assert_array_equal(default, basic_interval(est, draws, 0.05))
-    simulated = m.conf_int(n_boot=20, method="simulate")
+    linear = m.conf_int(n_boot=50, method="linear")
+    est, draws = inf.bootstrap(
+        m, 50, inf.release_seed(*inf.released_values(m, m.inference_release_))
+    )
+    np.testing.assert_array_equal(linear, basic_interval(est, draws, 0.05))
+    simulated = m.conf_int(n_boot=50, method="simulate", n_sim=20)
     expected = sim.simulation_interval(m, 0.05, 20, "deshrunk", target="posterior mean")
     np.testing.assert_array_equal(simulated, expected)
-    assert np.max(np.abs(simulated - default)) > 1e-3
+    assert np.max(np.abs(simulated - linear)) > 1e-3
     with pytest.raises(ValueError, match="method"):
         m.conf_int(method="exact")
 
@@ -142,7 +145,7 @@ def test_simulation_interval_covers_at_small_n_eps():
     narrower copy of the tested interval must fail the band as well."""
     from benchmarks._inference_logistic_sim import run  # noqa: PLC0415
 
-    _, _, cis = run(1000, 0.25, 200, 200, seed=31, keys=("sim postmean", "sim pmdeshrunk"))
+    _, _, cis, _ = run(1000, 0.25, 200, 200, seed=31, keys=("sim postmean", "sim pmdeshrunk"))
     ci = cis["sim pmdeshrunk"]
     cov = _covers(ci)
     assert np.all((0.93 <= cov[1:]) & (cov[1:] <= 0.97)) and cov[0] >= 0.93, cov
