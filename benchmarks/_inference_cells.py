@@ -79,10 +79,10 @@ def logistic_releases(n, reps, seed, eps_grid=EPS_GRID):
             yield X, eps, model, fit(X, y, eps, rng)
 
 
-def logistic_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, method="auto"):
+def logistic_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, method="linear"):
     """``{epsilon: (estimates, intervals, full, deshrunk)}``: fits with ``(1 - share) epsilon``
     and their intervals (``release_hessian`` at ``share epsilon``, ``hessian_share``;
-    ``conf_int(method=method)``, the library's default ``"auto"``), the estimates of a fit with
+    ``conf_int(method=method)``, the library's default ``"linear"``), the estimates of a fit with
     the whole epsilon on the same data (the equal-budget oracle), and the released estimates
     de-shrunk with the true Hessian (:func:`deshrunk`, the linearised Neyman oracle)."""
     out = {eps: ([], [], [], []) for eps in eps_grid}

@@ -1,10 +1,10 @@
-"""The default ``method="auto"`` of the logistic intervals (issue 15, docs/inference.md, "The
-default: method='auto'").
+"""The opt-in ``method="auto"`` of the logistic intervals (issue 15, docs/inference.md,
+"method='auto'"; the default stays ``"linear"``).
 
 ``auto`` simulates where the released check ``linear_law_poor`` fires (the released Hessian
 says the linearised interval misses more than ``SHRINKAGE_LIMIT`` of the fit's shrinkage, or
-is not positive definite) and linearises otherwise, bit for bit as before. The check reads
-released and public quantities only; neither path spends anything; both warn as before.
+is not positive definite) and linearises otherwise, bit for bit. The check reads released
+and public quantities only; neither path spends anything; both warn as before.
 """
 
 import warnings
@@ -95,9 +95,9 @@ def test_check_on_constructed_releases():
 
 def test_auto_is_the_linear_path_bit_for_bit_where_the_check_passes(monkeypatch):
     """n = 1e3, epsilon = 4 (check passes on this release): ``conf_int``, ``bse`` and
-    ``summary`` without ``method`` equal ``method="linear"`` and the release-seeded bootstrap
-    recomputed here, and no refit runs. The control (the same release with the check forced
-    to fire) gives a different interval."""
+    ``summary`` with ``method="auto"`` equal the default (``"linear"``) and the
+    release-seeded bootstrap recomputed here, and no refit runs. The control (the same
+    release with the check forced to fire) gives a different interval."""
     m = _release(1000, 4.0, 2)
     assert not inf.linear_law_poor(m, m.inference_release_)
 
@@ -105,33 +105,35 @@ def test_auto_is_the_linear_path_bit_for_bit_where_the_check_passes(monkeypatch)
         raise AssertionError("a refit ran where the check passes")
 
     monkeypatch.setattr(sim, "simulation_draws", fail)
-    ci, se = _quiet(m.conf_int, n_boot=200), _quiet(m.bse, n_boot=200)
-    table = _quiet(m.summary, alpha=0.1, n_boot=200)
+    auto = {"n_boot": 200, "method": "auto"}
+    ci, se = _quiet(m.conf_int, **auto), _quiet(m.bse, **auto)
+    table = _quiet(m.summary, alpha=0.1, **auto)
     seed = release_seed(*inf.released_values(m, m.inference_release_))
     est, draws = inf.bootstrap(m, 200, random_state=seed)
     np.testing.assert_array_equal(ci, basic_interval(est, draws, 0.05))
     np.testing.assert_array_equal(se, draws.std(axis=0, ddof=1))
     m._inference_cache = None
-    np.testing.assert_array_equal(_quiet(m.conf_int, n_boot=200, method="linear"), ci)
-    linear = _quiet(m.summary, alpha=0.1, n_boot=200, method="linear")
+    np.testing.assert_array_equal(_quiet(m.conf_int, n_boot=200), ci)
+    linear = _quiet(m.summary, alpha=0.1, n_boot=200)
     pd.testing.assert_frame_equal(linear.as_dataframe(), table.as_dataframe())
     assert str(linear) == str(table) and "(linearised), 200 draws" in str(table)
 
     monkeypatch.undo()
     monkeypatch.setattr(inf, "linear_law_poor", lambda est, rel: True)
     m._inference_cache = None
-    forced = _quiet(m.conf_int, n_boot=200, n_sim=20)
+    forced = _quiet(m.conf_int, n_sim=20, **auto)
     assert np.max(np.abs(forced - ci)) > 1e-3
 
 
 def test_auto_simulates_where_the_check_fires():
-    """n = 300, epsilon = 1 (check fires): the default is ``method="simulate"`` with ``n_sim``
-    refits in ``conf_int``, ``bse`` and ``summary`` (one run, cached); the linearised interval
-    (the control) differs."""
+    """n = 300, epsilon = 1 (check fires): ``method="auto"`` is ``method="simulate"`` with
+    ``n_sim`` refits in ``conf_int``, ``bse`` and ``summary`` (one run, cached); the
+    linearised interval (the control, and still the default) differs."""
     m = _release(300, 1.0, 3)
     assert inf.linear_law_poor(m, m.inference_release_)
-    ci = _quiet(m.conf_int, n_sim=20)
-    se, table = _quiet(m.bse, n_sim=20), _quiet(m.summary, n_sim=20)
+    ci = _quiet(m.conf_int, n_sim=20, method="auto")
+    se = _quiet(m.bse, n_sim=20, method="auto")
+    table = _quiet(m.summary, n_sim=20, method="auto")
     other = _release(300, 1.0, 3)  # the same release on a fresh object: no shared cache
     np.testing.assert_array_equal(_quiet(other.conf_int, method="simulate", n_sim=20), ci)
     np.testing.assert_array_equal(_quiet(other.bse, method="simulate", n_sim=20), se)
@@ -139,7 +141,8 @@ def test_auto_simulates_where_the_check_fires():
         _quiet(other.summary, method="simulate", n_sim=20).as_dataframe(), table.as_dataframe()
     )
     assert "simulation bootstrap (de-shrunk), 20 certified refits" in str(table)
-    assert np.max(np.abs(_quiet(m.conf_int, method="linear") - ci)) > 1e-3
+    assert np.max(np.abs(_quiet(m.conf_int) - ci)) > 1e-3
+    np.testing.assert_array_equal(_quiet(m.conf_int), _quiet(m.conf_int, method="linear"))
 
 
 def test_no_extra_spend():
@@ -151,9 +154,10 @@ def test_no_extra_spend():
         assert inf.linear_law_poor(m, m.inference_release_) is fires
         before = acc.spent
         assert before == pytest.approx((eps, 0.0))
-        _quiet(m.conf_int, n_boot=100, n_sim=20)
-        _quiet(m.bse, n_boot=100, n_sim=20)
-        _quiet(m.summary, n_boot=100, n_sim=20)
+        for method in ("auto", "linear", "simulate"):
+            _quiet(m.conf_int, n_boot=100, n_sim=20, method=method)
+            _quiet(m.bse, n_boot=100, n_sim=20, method=method)
+            _quiet(m.summary, n_boot=100, n_sim=20, method=method)
         assert acc.spent == before
 
 
@@ -177,7 +181,8 @@ def test_warnings_as_before(n, eps, share):
     assert len(expected) == int(warn)
     assert all(w[1] is UserWarning and w[2] == __file__ for w in expected)
     for call in (m.conf_int, m.bse, m.summary):
-        assert _messages(call, n_boot=50, n_sim=20) == expected
+        for method in ("auto", "simulate"):
+            assert _messages(call, n_boot=50, n_sim=20, method=method) == expected
     cases = {(300, 1.0): (True, True), (1000, 4.0): (False, True), (5000, 4.0): (False, False)}
     assert (inf.linear_law_poor(m, m.inference_release_), warn) == cases[(n, eps)]
 
@@ -192,5 +197,5 @@ def test_bad_n_sim_raises_before_anything_runs(monkeypatch, n_sim):
     m = _release(300, 1.0, 6)
     for call in (m.conf_int, m.bse, m.summary):
         with pytest.raises(ValueError, match="n_sim"):
-            call(n_sim=n_sim)
+            call(n_sim=n_sim, method="auto")
     assert getattr(m, "_inference_cache", None) is None
