@@ -1,7 +1,7 @@
-"""Where the logistic intervals' default ``method="auto"`` simulates, and what it gives there
-(docs/inference.md, "The default: method='auto'").
+"""Where the logistic intervals' opt-in ``method="auto"`` simulates, and what it gives there
+(docs/inference.md, "method='auto'").
 
-``conf_int()`` simulates (``_inference_logistic_sim``) where the released check
+``conf_int(method="auto")`` simulates (``_inference_logistic_sim``) where the released check
 ``linear_law_poor`` fires (the linearised interval misses a shrinkage factor above
 ``SHRINKAGE_LIMIT``), and linearises otherwise, bit for bit as before. Both parts below read
 the check from the releases only; neither runs a refit of its own except ``check``.
@@ -19,8 +19,15 @@ the check from the releases only; neither runs a refit of its own except ``check
   (``sim_pmdeshrunk``, B = 200 refits = ``DEFAULT_N_SIM``) where the check fires, the
   library's linearised interval (``library``, 1000 draws) where it does not. Writes
   ``inference_logistic_auto.csv`` with both rows per coordinate.
-* ``check K``: recomputes ``conf_int()`` (the default) on K data sets per cell of ``cells``
+* ``check K``: recomputes ``conf_int(method="auto")`` on K data sets per cell of ``cells``
   and asserts that it equals the assembled interval exactly.
+* ``intercept N EPS REPS [X1_LOW]``: why the simulation's intercept interval is wide
+  (docs/inference.md, "The simulation's intercept"). No refits: per data set (seed 31, or
+  the ``X1_LOW`` design of ``_inference_logistic_sim``) the standard deviation of the
+  de-shrunk estimate under the linear law, ``sqrt(diag(H^-1 + H^-1 Sigma_V H^-1))``, with
+  the synthetic design's exact Hessian ``H_s`` against the true ``H_0``, and with parts of
+  ``H_s`` replaced by ``H_0``'s (the intercept-slope coupling ``H[0, 1:]``, the intercept
+  entry ``H[0, 0]``), for each design target.
 """
 
 from __future__ import annotations
@@ -96,7 +103,7 @@ def _arrays(eps):
     simulation intervals (data sets 0 to 199 of seed 31)."""
     tag = f"1000_{eps:g}_{SIM_SEED}"
     lib = sorted(RESULTS.glob(f"inference_logistic_sim_{tag}_[0-9]*.npz"), key=_start)
-    lib = [np.load(p) for p in lib if not p.stem.endswith("pmdeshrunk")]
+    lib = [np.load(p) for p in lib if len(p.stem.split("_")) == 7]  # the default keys only
     sim = [
         np.load(RESULTS / f"inference_logistic_sim_{tag}_{s}_simpostmean_simpmdeshrunk.npz")
         for s in SIM_CELLS[eps]
@@ -172,7 +179,7 @@ def cells():
 
 
 def check(k):
-    """``conf_int()`` recomputed on ``k`` data sets per cell equals the assembled interval."""
+    """``conf_int(method="auto")`` on ``k`` data sets per cell equals the assembled interval."""
     for eps in SIM_CELLS:
         est, _, lib, sim = _arrays(eps)
         idx = np.random.default_rng(0).choice(len(est), size=k, replace=False)
@@ -180,15 +187,76 @@ def check(k):
         for i, m in _releases(eps, sorted(idx)):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                ci = m.conf_int(0.05)
+                ci = m.conf_int(0.05, method="auto")
             from dpreg.linear_model._inference_logistic import linear_law_poor  # noqa: PLC0415
 
             expected = sim[i] if linear_law_poor(m, m.inference_release_) else lib[i]
             assert np.array_equal(ci, expected), (eps, i)
         cpu = time.process_time() - t
         print(
-            f"eps = {eps:g}: conf_int() equals the assembled interval on {k} data sets "
+            f"eps = {eps:g}: conf_int(method=auto) equals the assembled interval on {k} data sets "
             f"({cpu:.0f} CPU-s)"
+        )
+
+
+def intercept(n, eps, reps, x1_low=-1.0, seed=SIM_SEED):
+    from scipy.special import expit  # noqa: PLC0415
+
+    from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
+    from dpreg.linear_model import _inference_logistic as il  # noqa: PLC0415
+    from dpreg.linear_model import _inference_logistic_sim as sim  # noqa: PLC0415
+    from dpreg.noise import KNormMechanism  # noqa: PLC0415
+    from dpreg.noise._exact import float_knorm_sample  # noqa: PLC0415
+
+    from ._inference_logistic_sim import _data  # noqa: PLC0415
+
+    def hessian(Z, theta):
+        a = expit(Z @ theta)
+        return (Z * (a * (1.0 - a))[:, None]).T @ Z
+
+    def sd(H, SV):
+        Hi = np.linalg.inv(H)
+        return np.sqrt(np.diag(Hi + Hi @ SV @ Hi))
+
+    ledger, share, t = BudgetAccountant(), il.hessian_share(n, eps), time.process_time()
+    ratios = {}
+    for i in range(reps):
+        rng = np.random.default_rng([seed, i])
+        X, y = _data(n, rng, x1_low)
+        m = ObjectivePerturbationLogistic(
+            epsilon=(1 - share) * eps,
+            bounds_X=(-1, 1),
+            classes=[0, 1],
+            random_state=rng,
+            accountant=ledger,
+        ).fit(X, y)
+        m.release_hessian(X, y, share * eps, random_state=rng)
+        theta = m.theta_[0]
+        H0 = hessian(np.column_stack([np.ones(n), X]), LOGIT_BETA)
+        eps_op = m.epsilon_per_problem_ - m.amp_epsilon_
+        vm = KNormMechanism(m.norm_, 3, m.sensitivity_, eps_op * m.q_)
+        V = float_knorm_sample(vm.ball, vm.sensitivity / vm.epsilon, 20_000, rng)
+        SV, ref = np.cov(V.T), None
+        ref = sd(H0, SV)
+        rel, u, _, post_ss = sim._world(m, 2)
+        for target in sim.TARGETS[1:]:
+            T = sim.design_target(m, rel, target, post_ss)
+            Hs = sim.loss_hessian(
+                np.column_stack([np.ones(n), sim.synthetic_design(T, theta, n, u)]), theta
+            )
+            coupling, corner = Hs.copy(), Hs.copy()
+            coupling[0, 1:] = coupling[1:, 0] = H0[0, 1:]
+            corner[0, 0] = H0[0, 0]
+            for part, H in (("H_s", Hs), ("true coupling", coupling), ("true H00", corner)):
+                ratios.setdefault((target, part), []).append(sd(H, SV) / ref)
+    cpu = time.process_time() - t
+    print(f"n = {n}, eps = {eps:g}, {reps} data sets, x1 ~ U[{x1_low:g}, 1]: {cpu:.0f} CPU-s")
+    print("sd of the de-shrunk estimate, synthetic world over truth: mean / median per coordinate")
+    for (target, part), r in ratios.items():
+        r = np.array(r)
+        print(
+            f"  {target:36s} {part:14s} mean {np.round(r.mean(0), 3)} "
+            f"median {np.round(np.median(r, 0), 3)}"
         )
 
 
@@ -199,8 +267,11 @@ def main(argv):
         cells()
     elif argv[0] == "check":
         check(int(argv[1]))
+    elif argv[0] == "intercept":
+        x1_low = float(argv[4]) if len(argv) > 4 else -1.0
+        intercept(int(argv[1]), float(argv[2]), int(argv[3]), x1_low)
     else:
-        raise SystemExit(f"unknown command {argv[0]!r}: fires, cells or check")
+        raise SystemExit(f"unknown command {argv[0]!r}: fires, cells, check or intercept")
 
 
 if __name__ == "__main__":

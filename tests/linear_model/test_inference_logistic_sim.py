@@ -153,3 +153,20 @@ def test_simulation_interval_covers_at_small_n_eps():
     mid, half = ci.mean(axis=2), (ci[:, :, 1] - ci[:, :, 0]) / 2
     narrow = np.stack([mid - 0.8 * half, mid + 0.8 * half], axis=2)
     assert np.all(_covers(narrow)[1:] < 0.93), _covers(narrow)  # measured 0.920 / 0.915
+
+
+def test_denoise_coupling_is_the_moment_corrected_quadratic_form():
+    """The measured-but-unused target: the intercept-slope column is scaled so that
+    ``h' S^-1 h`` becomes ``max(0, h' S^-1 h - tr(S^-1 Sigma))``; no noise leaves ``T`` as it
+    is; the other entries never change."""
+    T = np.array([[200.0, 40.0, -10.0], [40.0, 60.0, 5.0], [-10.0, 5.0, 70.0]])
+    S_inv = np.linalg.inv(T[1:, 1:])
+    q = T[1:, 0] @ S_inv @ T[1:, 0]
+    np.testing.assert_array_equal(sim.denoise_coupling(T, np.zeros(2)), T)
+    var = np.array([300.0, 500.0])
+    out = sim.denoise_coupling(T, var)
+    noise = np.sum(np.diag(S_inv) * var)
+    assert out[1:, 0] @ S_inv @ out[1:, 0] == pytest.approx(q - noise)
+    np.testing.assert_array_equal(out[1:, 1:], T[1:, 1:])
+    assert out[0, 0] == T[0, 0] and np.array_equal(out[0, 1:], out[1:, 0])
+    np.testing.assert_array_equal(sim.denoise_coupling(T, 1e6 * var)[1:, 0], 0.0)
