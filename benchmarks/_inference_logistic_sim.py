@@ -123,13 +123,16 @@ def table(est, ds, cis, fires=None):
         f"{len(est)} data sets"
         + ("" if fires is None else f"; the auto rule fires on {int(np.sum(fires))}"),
         "| interval | coverage const / x1 / x2 | width / own (mean) | (median) "
-        "| width / de-shrunk |",
-        "|---|---|---|---|---|",
+        "| width / de-shrunk | z mean | z sd |",
+        "|---|---|---|---|---|---|---|",
     ]
     for k, ci in cis.items():
         w = ci[:, :, 1] - ci[:, :, 0]
         cov = ((ci[:, :, 0] <= LOGIT_BETA) & (LOGIT_BETA <= ci[:, :, 1])).mean(0)
-        cells = [cov, w.mean(0) / own, np.median(w, 0) / own, w.mean(0) / de]
+        # z = (theta0 - centre) / (half-width / 1.96): mean 0 and sd 1 for a calibrated
+        # normal interval; sd > 1 is too narrow, |mean| > 0 off-centre
+        z = (LOGIT_BETA - ci.mean(axis=2)) / (w / 2.0) * 1.96
+        cells = [cov, w.mean(0) / own, np.median(w, 0) / own, w.mean(0) / de, z.mean(0), z.std(0)]
         row = " | ".join(" / ".join(f"{v:.3f}" for v in c) for c in cells)
         lines.append(f"| {k} | {row} |")
     return "\n".join(lines)
