@@ -51,12 +51,13 @@ def deshrunk(model, X, truth=LOGIT_BETA):
     return il._user_units(model, out[None])[0]
 
 
-def logistic_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID):
-    """``{epsilon: (estimates, intervals, full, deshrunk)}``: fits with ``(1 - share) epsilon``
-    and their intervals (``release_hessian`` at ``share epsilon``, ``hessian_share``), the
-    estimates of a fit with the whole epsilon on the same data (the equal-budget oracle), and
-    the released estimates de-shrunk with the true Hessian (:func:`deshrunk`, the linearised
-    Neyman oracle)."""
+def logistic_releases(n, reps, seed, eps_grid=EPS_GRID):
+    """Yield ``(X, epsilon, model, full)`` in the random stream of :func:`logistic_cells`: per
+    data set and epsilon the fit with ``(1 - share) epsilon`` with its ``release_hessian`` at
+    ``share epsilon`` (``hessian_share``), then a fit with the whole epsilon. The intervals
+    draw nothing from the stream, so a replay without them sees the same releases
+    (``benchmarks/_inference_logistic_auto.py`` reads the released check of the committed
+    data sets this way)."""
     from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
     from dpreg.linear_model._inference_logistic import hessian_share  # noqa: PLC0415
 
@@ -69,21 +70,30 @@ def logistic_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID):
         ).fit(X, y)
 
     rng = np.random.default_rng(seed)
-    out = {eps: ([], [], [], []) for eps in eps_grid}
     for _ in range(reps):
         X, y = simulate_logistic(n, rng)
         for eps in eps_grid:
             share = hessian_share(n, eps)
             model = fit(X, y, (1 - share) * eps, rng)
             model.release_hessian(X, y, share * eps, random_state=rng)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                ci = model.conf_int(0.05, n_boot=n_boot)
-            full = fit(X, y, eps, rng)
-            out[eps][0].append(np.r_[model.intercept_, model.coef_.ravel()])
-            out[eps][1].append(ci)
-            out[eps][2].append(np.r_[full.intercept_, full.coef_.ravel()])
-            out[eps][3].append(deshrunk(model, X))
+            yield X, eps, model, fit(X, y, eps, rng)
+
+
+def logistic_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, method="linear"):
+    """``{epsilon: (estimates, intervals, full, deshrunk)}``: fits with ``(1 - share) epsilon``
+    and their intervals (``release_hessian`` at ``share epsilon``, ``hessian_share``;
+    ``conf_int(method=method)``, the library's default ``"linear"``), the estimates of a fit with
+    the whole epsilon on the same data (the equal-budget oracle), and the released estimates
+    de-shrunk with the true Hessian (:func:`deshrunk`, the linearised Neyman oracle)."""
+    out = {eps: ([], [], [], []) for eps in eps_grid}
+    for X, eps, model, full in logistic_releases(n, reps, seed, eps_grid):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            ci = model.conf_int(0.05, n_boot=n_boot, method=method)
+        out[eps][0].append(np.r_[model.intercept_, model.coef_.ravel()])
+        out[eps][1].append(ci)
+        out[eps][2].append(np.r_[full.intercept_, full.coef_.ravel()])
+        out[eps][3].append(deshrunk(model, X))
     return {eps: tuple(np.array(a) for a in v) for eps, v in out.items()}
 
 

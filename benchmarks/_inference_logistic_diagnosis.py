@@ -123,7 +123,7 @@ def decompose(n, eps, reps, share=0.1, n_boot=1000, seed=5):
         fell_back += _fell_back(m.inference_release_, rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            cis["current"].append(m.conf_int(n_boot=n_boot))
+            cis["current"].append(m.conf_int(n_boot=n_boot, method="linear"))
         fixed = {
             "true H at fit": loss_hessian(X, m.theta_[0]),
             "true H at theta0": loss_hessian(X, LOGIT_BETA),
@@ -166,7 +166,7 @@ def splits(n, eps, reps, shares, n_boot=1000, seed=9):
             m.release_hessian(X, y, share * eps, random_state=rng)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                ci.append(m.conf_int(n_boot=n_boot))
+                ci.append(m.conf_int(n_boot=n_boot, method="linear"))
             est.append(_coef(m))
         cov, ratio = _score(np.array(ci), np.array(est))
         _, ratio_full = _score(np.array(ci), full)
@@ -203,7 +203,10 @@ def nboot(n, eps, reps, seed=1, sizes=(300, 1000), ref=10_000):
         m.release_hessian(X, y, share * eps, random_state=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            w = {b: np.diff(m.conf_int(n_boot=b), axis=1)[:, 0] for b in (*sizes, ref)}
+            w = {
+                b: np.diff(m.conf_int(n_boot=b, method="linear"), axis=1)[:, 0]
+                for b in (*sizes, ref)
+            }
         r.append([w[b] / w[ref] for b in sizes])
     r = np.array(r)
     for k, b in enumerate(sizes):

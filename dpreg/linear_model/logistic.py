@@ -867,25 +867,27 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             )
         return release_hessian(self, X, y, epsilon, accountant, random_state)
 
-    def conf_int(self, alpha=0.05, n_boot=1000, method="linear"):
+    def conf_int(self, alpha=0.05, n_boot=1000, method="linear", n_sim=200):
         """``(n_params, 2)`` intervals, intercept first (a DataFrame for named features);
-        needs :meth:`release_hessian`. ``method="simulate"`` (opt-in) refits the real
-        mechanism ``n_boot`` times on synthetic data instead of linearising it (a progress
-        bar shows after 2 s). See ``docs/inference.md``."""
+        needs :meth:`release_hessian`. ``method="linear"`` (default) linearises the fit
+        (``n_boot`` bootstrap draws); ``method="simulate"`` refits the real mechanism ``n_sim``
+        times on synthetic data (a progress bar shows after 2 s); ``"auto"`` simulates where a
+        check of the released Hessian says the linearised interval misses the fit's
+        shrinkage, else linearises. All are post-processing. See ``docs/inference.md``."""
         from ._inference_logistic import conf_int  # noqa: PLC0415
 
-        return conf_int(self, alpha, n_boot, method)
+        return conf_int(self, alpha, n_boot, method, n_sim)
 
-    def bse(self, n_boot=1000, method="linear"):
+    def bse(self, n_boot=1000, method="linear", n_sim=200):
         """Standard errors of ``[intercept, coef...]`` (privacy noise included), from the
-        draws of :meth:`conf_int` with the same ``n_boot`` and ``method``."""
+        draws of :meth:`conf_int` with the same ``n_boot``, ``method`` and ``n_sim``."""
         from ._inference_logistic import bse  # noqa: PLC0415
 
-        return bse(self, n_boot, method)
+        return bse(self, n_boot, method, n_sim)
 
-    def summary(self, alpha=0.05, n_boot=1000, method="linear"):
+    def summary(self, alpha=0.05, n_boot=1000, method="linear", n_sim=200):
         """statsmodels-style table; ``.as_dataframe()`` gives a DataFrame. Its interval
         columns are :meth:`conf_int`'s and its std err :meth:`bse`'s (same ``method``)."""
         from ._inference_logistic import summary  # noqa: PLC0415
 
-        return summary(self, alpha, n_boot, method)
+        return summary(self, alpha, n_boot, method, n_sim)

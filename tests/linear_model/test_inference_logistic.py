@@ -135,6 +135,10 @@ def test_small_n_eps_warns_and_is_wide():
     with pytest.warns(UserWarning, match="small n"):
         ci = m.conf_int(n_boot=200)
     assert np.all(ci[:, 1] - ci[:, 0] > 1.0)  # never falsely narrow: the data say little
+    assert inf.linear_law_poor(m, m.inference_release_)  # method="auto" simulates here
+    with pytest.warns(UserWarning, match="small n"):
+        ci = m.conf_int(n_sim=50, method="auto")
+    assert np.all(ci[:, 1] - ci[:, 0] > 1.0)
 
 
 def test_hessian_release_is_the_stated_linf_knorm_law():
@@ -181,7 +185,7 @@ def _coverage(n, eps, reps, n_boot, seed):
         m.release_hessian(X, y, 0.1 * eps, random_state=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            ci = m.conf_int(n_boot=n_boot)
+            ci = m.conf_int(n_boot=n_boot, method="linear")  # the linearised bootstrap
         inside.append((ci[:, 0] <= BETA) & (BETA <= ci[:, 1]))
         est.append(np.r_[m.intercept_, m.coef_.ravel()])
         widths.append(ci[:, 1] - ci[:, 0])

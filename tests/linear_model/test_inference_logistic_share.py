@@ -48,7 +48,7 @@ def _widths(n, eps, share, reps, seed):
         m.release_hessian(X, y, share * eps, random_state=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            ci = m.conf_int(n_boot=200)
+            ci = m.conf_int(n_boot=200, method="linear")
         inside.append((ci[:, 0] <= BETA) & (BETA <= ci[:, 1]))
         widths.append(ci[:, 1] - ci[:, 0])
         f = fit(eps)

@@ -106,23 +106,26 @@ def test_bad_method_and_missing_release_raise():
         sim.simulation_draws(m, n_boot=20, target="truth")
 
 
-def test_conf_int_method_is_opt_in():
-    """``conf_int()`` stays the linearised bootstrap (bit-identical); ``method="simulate"``
-    is the simulation bootstrap's de-shrunk interval; anything else raises before any work."""
+def test_conf_int_methods():
+    """``method="linear"`` is the linearised bootstrap (bit-identical to the code before
+    ``method=``); ``method="simulate"`` is the simulation bootstrap's de-shrunk interval on
+    ``n_sim`` refits; anything else raises before any work. (Which one ``"auto"``, the
+    default, takes: ``test_inference_logistic_auto.py``.)"""
     from dpreg.linear_model import _inference_logistic as inf  # noqa: PLC0415
     from dpreg.linear_model._inference import basic_interval  # noqa: PLC0415
 
     rng, acc = np.random.default_rng(6), BudgetAccountant()
     X, y = _data(300, rng)
     m = _release(X, y, 1.0, rng, acc)
-    default = m.conf_int(n_boot=50)
-    np.testing.assert_array_equal(m.conf_int(n_boot=50, method="linear"), default)
-    est, draws = inf._draws(m, 50)[1]
-    np.testing.assert_array_equal(default, basic_interval(est, draws, 0.05))
-    simulated = m.conf_int(n_boot=20, method="simulate")
+    linear = m.conf_int(n_boot=50, method="linear")
+    est, draws = inf.bootstrap(
+        m, 50, inf.release_seed(*inf.released_values(m, m.inference_release_))
+    )
+    np.testing.assert_array_equal(linear, basic_interval(est, draws, 0.05))
+    simulated = m.conf_int(n_boot=50, method="simulate", n_sim=20)
     expected = sim.simulation_interval(m, 0.05, 20, "deshrunk", target="posterior mean")
     np.testing.assert_array_equal(simulated, expected)
-    assert np.max(np.abs(simulated - default)) > 1e-3
+    assert np.max(np.abs(simulated - linear)) > 1e-3
     with pytest.raises(ValueError, match="method"):
         m.conf_int(method="exact")
 
@@ -142,7 +145,7 @@ def test_simulation_interval_covers_at_small_n_eps():
     narrower copy of the tested interval must fail the band as well."""
     from benchmarks._inference_logistic_sim import run  # noqa: PLC0415
 
-    _, _, cis = run(1000, 0.25, 200, 200, seed=31, keys=("sim postmean", "sim pmdeshrunk"))
+    _, _, cis, _ = run(1000, 0.25, 200, 200, seed=31, keys=("sim postmean", "sim pmdeshrunk"))
     ci = cis["sim pmdeshrunk"]
     cov = _covers(ci)
     assert np.all((0.93 <= cov[1:]) & (cov[1:] <= 0.97)) and cov[0] >= 0.93, cov
@@ -150,3 +153,20 @@ def test_simulation_interval_covers_at_small_n_eps():
     mid, half = ci.mean(axis=2), (ci[:, :, 1] - ci[:, :, 0]) / 2
     narrow = np.stack([mid - 0.8 * half, mid + 0.8 * half], axis=2)
     assert np.all(_covers(narrow)[1:] < 0.93), _covers(narrow)  # measured 0.920 / 0.915
+
+
+def test_denoise_coupling_is_the_moment_corrected_quadratic_form():
+    """The measured-but-unused target: the intercept-slope column is scaled so that
+    ``h' S^-1 h`` becomes ``max(0, h' S^-1 h - tr(S^-1 Sigma))``; no noise leaves ``T`` as it
+    is; the other entries never change."""
+    T = np.array([[200.0, 40.0, -10.0], [40.0, 60.0, 5.0], [-10.0, 5.0, 70.0]])
+    S_inv = np.linalg.inv(T[1:, 1:])
+    q = T[1:, 0] @ S_inv @ T[1:, 0]
+    np.testing.assert_array_equal(sim.denoise_coupling(T, np.zeros(2)), T)
+    var = np.array([300.0, 500.0])
+    out = sim.denoise_coupling(T, var)
+    noise = np.sum(np.diag(S_inv) * var)
+    assert out[1:, 0] @ S_inv @ out[1:, 0] == pytest.approx(q - noise)
+    np.testing.assert_array_equal(out[1:, 1:], T[1:, 1:])
+    assert out[0, 0] == T[0, 0] and np.array_equal(out[0, 1:], out[1:, 0])
+    np.testing.assert_array_equal(sim.denoise_coupling(T, 1e6 * var)[1:, 0], 0.0)

@@ -68,7 +68,7 @@ def _widths(n, eps, reps, seed, n_boot=1000):
         m.release_hessian(X, y, share * eps, random_state=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            lib.append(m.conf_int(n_boot=n_boot))
+            lib.append(m.conf_int(n_boot=n_boot, method="linear"))
         H = np.broadcast_to(loss_hessian(X, m.theta_[0]), (n_boot, 3, 3))
         basic.append(basic_interval(*inf.linearised_draws(m, H, rng), 0.05))
         H0 = np.broadcast_to(loss_hessian(X, LOGIT_BETA), (n_boot, 3, 3))
