@@ -316,7 +316,7 @@ def _median_figure(df):
     import matplotlib.pyplot as plt  # noqa: PLC0415
     from matplotlib.transforms import blended_transform_factory  # noqa: PLC0415
 
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.6), gridspec_kw=dict(wspace=0.3))
     styles = {"default": "o-", "public": "s--"}
     for (scale, n, param), g in df.groupby(["scale", "n", "param"]):
         label = f"{scale} n={n:.0e} {param}"
@@ -324,17 +324,26 @@ def _median_figure(df):
         axes[1].plot(g.epsilon, g.width_ratio_asym, styles[scale], ms=3)
     for (scale, n), g in df[df.param == df.param.iloc[0]].groupby(["scale", "n"]):
         axes[2].plot(g.epsilon, g.ptr_fail_rate, styles[scale], ms=3, label=f"{scale} n={n:.0e}")
-    # a cell that released nothing has no coverage or width: an "x" at the bottom of the two
-    # panels, labelled by its n (never a silent gap)
+    # a cell that released nothing has no coverage or width: an "x" per n in a strip below
+    # the data of the two panels, labelled by its n (never a silent gap)
     none = df[df.coverage.isna()].drop_duplicates(["scale", "n", "epsilon"])
-    for ax in axes[:2]:
-        bottom = blended_transform_factory(ax.transData, ax.transAxes)
+    for ax, col in zip(axes[:2], ["coverage", "width_ratio_asym"]):
+        if none.empty:
+            break
+        lo, hi = np.nanmin(df[col]), np.nanmax(df[col])
+        if col == "coverage":
+            lo, hi = min(lo, 0.93), max(hi, 0.97)
+        span = max(hi - lo, 1e-3)
+        ax.set_ylim(lo - 0.55 * span, hi + 0.05 * span)
+        strip = blended_transform_factory(ax.transData, ax.transAxes)
         for k, (n, g) in enumerate(none.groupby("n")):
-            y = 0.04 + 0.07 * k
+            y = 0.05 + 0.11 * k
             label = "nothing released" if k == 0 else None
-            ax.plot(g.epsilon, [y] * len(g), "x", color="k", ms=6, transform=bottom, label=label)
-            for eps in g.epsilon:
-                ax.text(eps, y + 0.015, f"n={n:.0e}", transform=bottom, fontsize=5, ha="center")
+            ax.plot(g.epsilon, [y] * len(g), "x", color="k", ms=5, transform=strip, label=label)
+            for eps in g.epsilon:  # the label inside the axes, left of the last epsilon
+                right = eps < max(EPS_GRID)
+                x, ha = (eps * 1.07, "left") if right else (eps / 1.07, "right")
+                ax.text(x, y, f"n={n:.0e}", transform=strip, fontsize=6, va="center", ha=ha)
     axes[0].axhspan(0.93, 0.97, color="0.9")
     axes[0].set(xscale="log", xlabel="epsilon", ylabel="coverage of 95% intervals")
     axes[1].axhline(1.3, color="0.5", ls="--")
@@ -343,15 +352,16 @@ def _median_figure(df):
     for ax in axes:  # label the grid's epsilons only (the log axis' minor labels overlap)
         ax.set_xticks(EPS_GRID, [f"{e:g}" for e in EPS_GRID])
         ax.minorticks_off()
-    axes[0].legend(fontsize=5, ncol=2)
+    axes[0].legend(fontsize=5, ncol=3, loc="upper left", bbox_to_anchor=(0.0, -0.2))
     axes[2].legend(fontsize=6)
     reps = ", ".join(
-        f"{scale} {'/'.join(str(v) for v in g.groupby('n').attempts.first())}"
+        f"{scale} {'/'.join(str(v) for v in sorted(set(g.attempts)))}"
         for scale, g in df.groupby("scale")
     )
     fig.suptitle(
-        "PrivateProjectionMedian(norm='linf'), data sets per n = 1e3/1e4/1e5: "
-        f"{reps}; x = nothing released (the private test refused or failed)"
+        f"PrivateProjectionMedian(norm='linf'); data sets per cell: {reps}; "
+        "x = nothing released (private test refused or failed)",
+        fontsize=10,
     )
     return fig
 
