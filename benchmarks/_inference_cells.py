@@ -120,14 +120,19 @@ def median_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, configs=MEDIAN_CONFIG
     ``i`` has its own stream ``default_rng([seed, i])`` (chunks concatenate). Each config is
     fitted with ``(1 - SHARE) epsilon`` and ``release_scale`` gets ``SHARE epsilon``, so every
     interval spends exactly epsilon. A cell holds the released ``est`` (k, 2) and ``ci``
-    (k, 2, 2), the number of data sets whose private test failed (``failed``: nothing
-    released, counted and never dropped), the public inverse temperature ``c`` of the release
-    and the released standard errors of the median ``median_sd`` (k, 2)."""
-    from dpreg.exceptions import PTRTestFailedError  # noqa: PLC0415
+    (k, 2, 2), the number of data sets tried (``attempts``) and of those whose private test
+    failed (``failed``: nothing released, counted and never dropped), of which ``refused``
+    were refused before anything was spent (``PTRInfeasibleError``: the public parameters
+    make the test fail on every data set), the public inverse temperature ``c`` of the
+    release and the released standard errors of the median ``median_sd`` (k, 2)."""
+    from dpreg.exceptions import PTRInfeasibleError, PTRTestFailedError  # noqa: PLC0415
     from dpreg.location._inference import inverse_temperature  # noqa: PLC0415
 
     keys = [(cfg, eps) for cfg in configs for eps in eps_grid]
-    out = {key: dict(est=[], ci=[], median_sd=[], failed=0, c=None) for key in keys}
+    out = {
+        key: dict(est=[], ci=[], median_sd=[], attempts=reps, failed=0, refused=0, c=None)
+        for key in keys
+    }
     for i in range(start, start + reps):
         rng = np.random.default_rng([seed, i])
         X = rng.standard_normal((n, 2)) + MEDIAN_TRUTH
@@ -136,8 +141,9 @@ def median_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, configs=MEDIAN_CONFIG
             model = median_fit(X, (1 - SHARE) * eps, cfg, rng)
             try:
                 model.fit(X)
-            except PTRTestFailedError:  # includes PTRInfeasibleError (refused before spending)
+            except PTRTestFailedError as err:  # includes PTRInfeasibleError
                 cell["failed"] += 1
+                cell["refused"] += isinstance(err, PTRInfeasibleError)
                 continue
             model.release_scale(X, SHARE * eps, random_state=rng)
             cell["c"] = inverse_temperature(model)
@@ -149,6 +155,34 @@ def median_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, configs=MEDIAN_CONFIG
         cell["ci"] = np.array(cell["ci"]).reshape(-1, 2, 2)
         cell["median_sd"] = np.array(cell["median_sd"]).reshape(-1, 2)
     return out
+
+
+def median_cells_extended(n, reps, n_boot, seed, eps_grid=EPS_GRID):
+    """:func:`median_cells` with more data sets for some configurations: ``reps`` maps each
+    configuration to its number of data sets, e.g. ``{"default": 300, "public": 1000}``.
+
+    Data sets ``0 <= i < min(reps)`` are fitted with every configuration, as by
+    :func:`median_cells` with that many data sets (so its cells are reproduced exactly);
+    each configuration then continues alone on data sets ``min(reps) <= i < reps[config]``.
+    Data set ``i`` keeps its stream ``default_rng([seed, i])`` and its data; on an extension
+    data set the configuration's privacy draws come first in the stream's remainder (the
+    configurations before it were not fitted there), so they are other draws than a run of
+    every configuration would make, from the same law and independent across data sets."""
+    first = min(reps.values())
+    cells = median_cells(n, first, n_boot, seed, eps_grid, configs=tuple(reps))
+    for cfg, total in reps.items():
+        if total > first:
+            more = median_cells(n, total - first, n_boot, seed, eps_grid, (cfg,), start=first)
+            for key, cell in more.items():
+                cells[key] = concat_median(cells[key], cell)
+    return cells
+
+
+def concat_median(a, b):
+    """One cell of :func:`median_cells` from two cells over consecutive data sets."""
+    out = {k: np.concatenate([a[k], b[k]]) for k in ("est", "ci", "median_sd")}
+    out |= {k: a[k] + b[k] for k in ("attempts", "failed", "refused")}
+    return out | {"c": a["c"] if a["c"] is not None else b["c"]}
 
 
 #: Population values of N(0, 1): the MAD (= the IQR / 2) and the sparsity 1 / f(0).

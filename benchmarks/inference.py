@@ -183,38 +183,67 @@ def run_logistic(quick: bool = False) -> pd.DataFrame:
     return df
 
 
-MEDIAN_REPS = {1000: 300, 10000: 300, 100000: 300}
+#: Data sets per median cell and scale. The public-scale cells have 1000 (session 11: two of
+#: them read 0.923 and 0.977 on 300, 1.8 and 1.9 Monte Carlo sd from 0.95); the first 300 are
+#: fitted with both scales, exactly as the 300-data-set run (``median_cells_extended``).
+MEDIAN_REPS = {"default": dict.fromkeys(N_GRID, 300), "public": dict.fromkeys(N_GRID, 1000)}
+MEDIAN_REPS_QUICK = {"default": {1000: 10, 10000: 10, 100000: 4}}
+MEDIAN_REPS_QUICK["public"] = MEDIAN_REPS_QUICK["default"]
+#: The ``outcome`` of a median cell in ``inference_median.csv`` when nothing was released.
+NOTHING_RELEASED = "nothing released"
 
 
 def run_median(quick: bool = False, reps=None) -> pd.DataFrame:
     """Every cell twice: the default (data-derived) scale and the public scale
-    (``_inference_cells.median_cells``); a cell whose private test failed in every data set
-    is a row with ``reps = 0`` and its ``ptr_failed`` count, never dropped."""
-    reps = reps or ({1000: 10, 10000: 10, 100000: 4} if quick else MEDIAN_REPS)
+    (``_inference_cells.median_cells_extended``; ``reps``: data sets per scale and n, as
+    ``MEDIAN_REPS``); a cell whose private test failed in every data set is a row with
+    ``reps = 0``, its ``ptr_failed``/``ptr_refused`` counts and ``outcome`` "nothing
+    released ...", never dropped."""
+    reps = reps or (MEDIAN_REPS_QUICK if quick else MEDIAN_REPS)
     rows = []
     for i, n in enumerate(N_GRID):
-        cells = cells_mod.median_cells(n, reps[n], 1000, seed=3000 + i)
-        rows += median_rows(n, reps[n], cells, seed=3000 + i)
+        per_scale = {cfg: reps[cfg][n] for cfg in cells_mod.MEDIAN_CONFIGS}
+        cells = cells_mod.median_cells_extended(n, per_scale, 1000, seed=3000 + i)
+        rows += median_rows(n, cells, seed=3000 + i)
     df = pd.DataFrame(rows)
     print(median_summary(df))
     save(df, "inference_median", _median_figure(df), quick=quick)
     return df
 
 
-def median_rows(n, attempts, cells, seed, n_asym=200_000):
-    """Scored rows of one n: per (scale, epsilon, param) the private-test failure rate, the
-    coverage with its Monte Carlo sd ``sqrt(p (1 - p) / reps)``, and the mean width against
-    two oracles: the simulated one (2.5-97.5 % range of the released estimates) and the
-    asymptotic law (``_inference_cells.median_asymptotic``, exact release law given the
-    population scale, normal median, ``n_asym`` draws). ``sd_ratio``: mean released standard
-    error of the median over the true ``sqrt(2 pi / (4 n))``."""
+def median_outcome(cell) -> str:
+    """What a user got in the cell's data sets: every fit released, some, or none (then
+    whether the estimator refused before spending, ``PTRInfeasibleError``, or the test was
+    run and failed, ``PTRTestFailedError`` with the budget spent)."""
+    failed, refused, attempts = cell["failed"], cell["refused"], cell["attempts"]
+    if failed == 0:
+        return "released"
+    if failed < attempts:
+        return f"released in {attempts - failed} of {attempts}"
+    if refused == attempts:
+        return f"{NOTHING_RELEASED}: refused before spending (PTRInfeasibleError)"
+    if refused == 0:
+        return f"{NOTHING_RELEASED}: private test failed, budget spent (PTRTestFailedError)"
+    return f"{NOTHING_RELEASED}: {refused} refused before spending, {failed - refused} failed"
+
+
+def median_rows(n, cells, seed, n_asym=200_000):
+    """Scored rows of one n: per (scale, epsilon, param) the data sets tried (``attempts``),
+    the private-test failures (``ptr_failed``, of which ``ptr_refused`` before spending) and
+    the ``outcome`` (:func:`median_outcome`), the coverage with its Monte Carlo sd
+    ``sqrt(p (1 - p) / reps)``, and the mean width against two oracles: the simulated one
+    (2.5-97.5 % range of the released estimates) and the asymptotic law
+    (``_inference_cells.median_asymptotic``, exact release law given the population scale,
+    normal median, ``n_asym`` draws). ``sd_ratio``: mean released standard error of the
+    median over the true ``sqrt(2 pi / (4 n))``."""
     rng = np.random.default_rng(seed + 10**6)
     true_sd = cells_mod.NORMAL_SPARSITY / (2.0 * np.sqrt(n))
     rows = []
     for (config, eps), cell in cells.items():
-        est, ci = cell["est"], cell["ci"]
+        est, ci, attempts = cell["est"], cell["ci"], cell["attempts"]
         base = dict(estimator="median", scale=config, n=n, epsilon=eps, attempts=attempts)
         base |= dict(ptr_failed=cell["failed"], ptr_fail_rate=cell["failed"] / attempts)
+        base |= dict(ptr_refused=cell["refused"], outcome=median_outcome(cell))
         if len(est) < 2:  # the private test failed (nearly) every time: nothing to score
             rows += [base | dict(param=p, reps=len(est)) for p in cells_mod.MEDIAN_NAMES]
             continue
@@ -270,7 +299,7 @@ def median_summary(df) -> str:
     for (scale, n, eps), g in df.groupby(["scale", "n", "epsilon"], sort=False):
         failed = f"{g.ptr_failed.iloc[0]}/{g.attempts.iloc[0]}"
         if g.coverage.isna().all():
-            lines.append(f"| {scale} | {n:.0e} | {eps:g} | {failed} | nothing released | - |")
+            lines.append(f"| {scale} | {n:.0e} | {eps:g} | {failed} | {g.outcome.iloc[0]} | - |")
             continue
         cov = " / ".join(f"{v:.3f}" for v in g.coverage)
         cov += f" ({g.coverage_mc_sd.max():.3f})"
@@ -285,8 +314,9 @@ def _median_figure(df):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.transforms import blended_transform_factory  # noqa: PLC0415
 
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.6), gridspec_kw=dict(wspace=0.3))
     styles = {"default": "o-", "public": "s--"}
     for (scale, n, param), g in df.groupby(["scale", "n", "param"]):
         label = f"{scale} n={n:.0e} {param}"
@@ -294,6 +324,26 @@ def _median_figure(df):
         axes[1].plot(g.epsilon, g.width_ratio_asym, styles[scale], ms=3)
     for (scale, n), g in df[df.param == df.param.iloc[0]].groupby(["scale", "n"]):
         axes[2].plot(g.epsilon, g.ptr_fail_rate, styles[scale], ms=3, label=f"{scale} n={n:.0e}")
+    # a cell that released nothing has no coverage or width: an "x" per n in a strip below
+    # the data of the two panels, labelled by its n (never a silent gap)
+    none = df[df.coverage.isna()].drop_duplicates(["scale", "n", "epsilon"])
+    for ax, col in zip(axes[:2], ["coverage", "width_ratio_asym"]):
+        if none.empty:
+            break
+        lo, hi = np.nanmin(df[col]), np.nanmax(df[col])
+        if col == "coverage":
+            lo, hi = min(lo, 0.93), max(hi, 0.97)
+        span = max(hi - lo, 1e-3)
+        ax.set_ylim(lo - 0.55 * span, hi + 0.05 * span)
+        strip = blended_transform_factory(ax.transData, ax.transAxes)
+        for k, (n, g) in enumerate(none.groupby("n")):
+            y = 0.05 + 0.11 * k
+            label = "nothing released" if k == 0 else None
+            ax.plot(g.epsilon, [y] * len(g), "x", color="k", ms=5, transform=strip, label=label)
+            for eps in g.epsilon:  # the label inside the axes, left of the last epsilon
+                right = eps < max(EPS_GRID)
+                x, ha = (eps * 1.07, "left") if right else (eps / 1.07, "right")
+                ax.text(x, y, f"n={n:.0e}", transform=strip, fontsize=6, va="center", ha=ha)
     axes[0].axhspan(0.93, 0.97, color="0.9")
     axes[0].set(xscale="log", xlabel="epsilon", ylabel="coverage of 95% intervals")
     axes[1].axhline(1.3, color="0.5", ls="--")
@@ -302,9 +352,17 @@ def _median_figure(df):
     for ax in axes:  # label the grid's epsilons only (the log axis' minor labels overlap)
         ax.set_xticks(EPS_GRID, [f"{e:g}" for e in EPS_GRID])
         ax.minorticks_off()
-    axes[0].legend(fontsize=5, ncol=2)
+    axes[0].legend(fontsize=5, ncol=3, loc="upper left", bbox_to_anchor=(0.0, -0.2))
     axes[2].legend(fontsize=6)
-    fig.suptitle("PrivateProjectionMedian(norm='linf'): missing points = nothing released")
+    reps = ", ".join(
+        f"{scale} {'/'.join(str(v) for v in sorted(set(g.attempts)))}"
+        for scale, g in df.groupby("scale")
+    )
+    fig.suptitle(
+        f"PrivateProjectionMedian(norm='linf'); data sets per cell: {reps}; "
+        "x = nothing released (private test refused or failed)",
+        fontsize=10,
+    )
     return fig
 
 
