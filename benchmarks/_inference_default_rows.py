@@ -12,8 +12,9 @@ default's intervals on the data sets that ``python -m benchmarks._inference_kng_
 0.25 START STOP DIR linear,simulate`` stored in ``DIR/1000_0.25`` (one pickle per data set;
 its ``simulate`` variant is the default's interval: the same data set streams, fit and
 curvature draws as the chunked run, since epsilon = 0.25 is the first epsilon of each data
-set's stream, and the same seeds; the basic interval of its draws within the box, as
-``_inference_kng_sim.intervals``). Per parameter:
+set's stream, and the same seeds; the default's shortest interval of its draws within the
+box, ``_inference_kng_sim.intervals(..., "shortest")``, as ``conf_int`` takes it since session
+11). Per parameter:
 
 * ``reps``, ``coverage``, ``mean_width``, ``coverage_mc_sd``: over the stored data sets;
 * the four oracle widths are kept: they are spreads of *estimates*, which the interval method
@@ -55,7 +56,7 @@ def default_intervals(folder):
     data = [pickle.loads(f.read_bytes()) for f in files]
     if any("simulate" not in d for d in data):
         raise SystemExit("every data set needs the 'simulate' variant (the default's interval)")
-    ci = np.array([kng_sim.intervals(d["box"], *d["simulate"], "basic") for d in data])
+    ci = np.array([kng_sim.intervals(d["box"], *d["simulate"], "shortest") for d in data])
     return [int(f.stem) for f in files], ci
 
 
