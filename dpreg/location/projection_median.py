@@ -638,8 +638,19 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 f"epsilon={epsilon:g}, delta={delta:g} (tau={tau:g}, eta={eta:g}): the release "
                 "temperature is too low to certify the tail on any data set, so the test would "
                 "fail on every input (except with probability delta). Nothing was spent. Use "
-                "more data, a larger epsilon or delta, or a smaller eta."
+                "more data, a larger epsilon or delta, or a smaller eta." + self._scale_hint()
             )
+
+    def _scale_hint(self):
+        """A pointer to the routes that pass from far fewer rows, for the data-derived scales
+        (public parameters only)."""
+        if isinstance(self.scale, str) and self.scale in ("mad", "iqr"):
+            return (
+                " With a data-derived scale the test needs many rows: public per-feature "
+                "scales (scale=array of known standard deviations) or scale='private' pass "
+                "from far fewer (docs/projection_median.md)."
+            )
+        return ""
 
     # ------------------------------------------------------------------ PTR
     def _safety_margin(self, U, S, eta, tau, c, delta, k_cap, x_star=None):

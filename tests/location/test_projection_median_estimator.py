@@ -213,6 +213,10 @@ def test_certain_failure_is_refused_before_spending():
         with pytest.raises(kind, match="Nothing was spent"):
             est.fit(X)
     assert acc.spent == (0.0, 0.0)
+    # the data-derived default scale points to the routes that pass from fewer rows
+    with pytest.raises(PTRInfeasibleError, match="scale='private'"):
+        est.fit(X)
+    assert "scale=" not in PrivateProjectionMedian(scale=np.ones(2))._scale_hint()
     frac, tau, eta = pm.choose_split(30, 2, 1.0, 1e-4)  # what fit uses (public)
     c = pm.release_inverse_temperature(1.0, 1e-4, eta, frac)
     assert sens.max_min_outlyingness(c, tau, 2, 1e-4) == -np.inf
