@@ -260,6 +260,195 @@ def intercept(n, eps, reps, x1_low=-1.0, seed=SIM_SEED):
         )
 
 
+def _refits(m, x, truth, rep_ss):
+    """The simulation bootstrap's refit loop (``_inference_logistic_sim.simulation_draws``, same
+    estimator settings and replicate seeds) in the world ``(x, truth)`` of the caller's choice."""
+    from scipy.special import expit  # noqa: PLC0415
+
+    from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
+
+    n = len(x)
+    prob = expit(np.column_stack([np.ones(n), x]) @ truth)
+    ledger, draws = BudgetAccountant(), np.empty((len(rep_ss), len(truth)))
+    for b, ss in enumerate(rep_ss):
+        rng = np.random.default_rng(ss)
+        y = (rng.uniform(size=n) < prob).astype(int)
+        fit = ObjectivePerturbationLogistic(
+            epsilon=float(m.epsilon_per_problem_),
+            norm=m.norm_,
+            q=float(m.q_),
+            bounds_X=(-1.0, 1.0),
+            classes=[0, 1],
+            random_state=rng,
+            accountant=ledger,
+        ).fit(x, y)
+        draws[b] = fit.theta_[0]
+    return draws
+
+
+WORLDS = ("library", "pm design, truth theta0", "true design, truth theta~", "true world")
+
+
+def worlds(eps, reps, start=0, x1_low=-0.3, keys=WORLDS, seed=41, n_sim=200):
+    """Which part of the synthetic world makes the simulation narrow (oracle ingredients,
+    simulation only): on data sets ``start ...`` of ``_inference_logistic_sim``'s design, the
+    de-shrunk interval ``phi(theta~) - [q_hi, q_lo]`` of ``phi(theta*) - truth_world`` (``phi``
+    from the world's exact loss Hessian at its truth) in the worlds of ``WORLDS``: the
+    library's (posterior-mean design at ``theta~``, recomputed here and checked against
+    ``conf_int(method="simulate")`` on the first data set), the same design target at the true
+    ``theta0``, the data set's own ``X`` at ``theta~``, and ``X`` at ``theta0`` (the exact
+    world: its refits have the law of the released estimate given ``X``, so its interval is
+    the best a simulation can do; it covers about (195 - 5) / 201 = 0.945 with 200 refits).
+    ``keys`` a subset of ``WORLDS``. Writes
+    ``inference_logistic_auto_worlds_EPS_SEED_START_x1lowX1_LOW[_KEYS].npz``."""
+    from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
+    from dpreg.linear_model import _inference_logistic as il  # noqa: PLC0415
+    from dpreg.linear_model import _inference_logistic_sim as sim  # noqa: PLC0415
+
+    from ._inference_logistic_sim import _data  # noqa: PLC0415
+
+    n, ledger, share, t = 1000, BudgetAccountant(), il.hessian_share(1000, eps), time.process_time()
+    cis, est, ds = {w: [] for w in keys}, [], []
+    for i in range(start, start + reps):
+        rng = np.random.default_rng([seed, i])
+        X, y = _data(n, rng, x1_low)
+        m = ObjectivePerturbationLogistic(
+            epsilon=(1 - share) * eps,
+            bounds_X=(-1, 1),
+            classes=[0, 1],
+            random_state=rng,
+            accountant=ledger,
+        ).fit(X, y)
+        m.release_hessian(X, y, share * eps, random_state=rng)
+        theta, P = m.theta_[0], il._penalty(m, 3)
+        rel, u, rep_ss, post_ss = sim._world(m, n_sim)
+        target = sim.design_target(m, rel, "posterior mean", post_ss)
+        for w in keys:
+            truth = LOGIT_BETA if w in ("pm design, truth theta0", "true world") else theta
+            if w.startswith("true"):
+                x = X
+            else:
+                x = sim.synthetic_design(target, truth, n, u)
+            Hs = sim.loss_hessian(np.column_stack([np.ones(n), x]), truth)
+            phi = np.eye(3) + np.linalg.solve(Hs, P)
+            pivot = (_refits(m, x, truth, rep_ss) - truth) @ phi.T + truth @ phi.T - truth
+            lo, hi = np.quantile(pivot, [0.025, 0.975], axis=0)
+            ci = np.column_stack([phi @ theta - hi, phi @ theta - lo])
+            if w == "library" and i == start:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    lib = m.conf_int(0.05, method="simulate", n_sim=n_sim)
+                assert np.allclose(ci, lib, rtol=0, atol=1e-9), (ci, lib)
+            cis[w].append(ci)
+        from ._inference_cells import deshrunk  # noqa: PLC0415
+
+        est.append(theta.copy())
+        ds.append(deshrunk(m, X))
+    cpu = time.process_time() - t
+    arrays = {w.replace(" ", "_").replace(",", ""): np.array(v) for w, v in cis.items()}
+    tag = "" if tuple(keys) == WORLDS else "_" + "_".join(arrays)
+    path = (
+        RESULTS / f"inference_logistic_auto_worlds_{eps:g}_{seed}_{start}_x1low{x1_low:g}{tag}.npz"
+    )
+    np.savez(path, est=np.array(est), deshrunk=np.array(ds), **arrays)
+    print(
+        f"eps = {eps:g}, data sets {start}-{start + reps - 1}, x1 ~ U[{x1_low:g}, 1]: "
+        f"{cpu:.0f} CPU-s"
+    )
+    worlds_table([path])
+
+
+def worlds_table(paths):
+    parts = [np.load(p) for p in paths]
+    ds = np.concatenate([p["deshrunk"] for p in parts])
+    sd0 = ds.std(0)
+    print(f"{len(ds)} data sets; sd of the de-shrunk estimate {np.round(sd0, 3)}")
+    print("| world | coverage const / x1 / x2 | (half-width/1.96) / sd, mean | median | z sd |")
+    print("|---|---|---|---|---|")
+    for k in parts[0].files:
+        if k in ("est", "deshrunk"):
+            continue
+        ci = np.concatenate([p[k] for p in parts])
+        w = ci[:, :, 1] - ci[:, :, 0]
+        cov = ((ci[:, :, 0] <= LOGIT_BETA) & (LOGIT_BETA <= ci[:, :, 1])).mean(0)
+        r = w / 3.92 / sd0
+        z = (LOGIT_BETA - ci.mean(axis=2)) / (w / 3.92)
+        cells = [cov, r.mean(0), np.median(r, 0), z.std(0)]
+        print(f"| {k} | " + " | ".join(" / ".join(f"{v:.3f}" for v in c) for c in cells) + " |")
+
+
+def _world_files(eps, seed=41, x1_low=-0.3):
+    pat = f"inference_logistic_auto_worlds_{eps:g}_{seed}_*_x1low{x1_low:g}*.npz"
+    return sorted(RESULTS.glob(pat), key=lambda p: int(p.stem.split("_")[6]))
+
+
+def paired(eps, seed=41, x1_low=-0.3):
+    """The exact world's interval (``worlds``' ``"true world"``, every file of the cell) against
+    the committed ``linear`` and ``simulate`` intervals of the same data sets
+    (``_inference_logistic_sim``'s control runs, seed 41): coverage, width over the de-shrunk
+    oracle (mean, median), z sd, misses, and the per-data-set width ratio simulate / exact.
+    Writes ``inference_logistic_auto_worlds_EPS.csv``."""
+    tw = [np.load(p) for p in _world_files(eps, seed, x1_low)]
+    exact, ds = (np.concatenate([t[k] for t in tw]) for k in ("true_world", "deshrunk"))
+    com = sorted(
+        RESULTS.glob(
+            f"inference_logistic_sim_1000_{eps:g}_{seed}_*_library_simpmdeshrunk_x1low{x1_low:g}.npz"
+        ),
+        key=_start,
+    )
+    com = [np.load(p) for p in com]
+    lib, sim, ds_c = (
+        np.concatenate([c[k] for c in com])[: len(ds)]
+        for k in ("library", "sim_pmdeshrunk", "deshrunk")
+    )
+    assert np.allclose(ds, ds_c), "the worlds' data sets must be the committed ones"
+    de = _spread(ds)
+    rows = []
+    for method, ci in (("linear", lib), ("simulate", sim), ("exact world", exact)):
+        w = ci[:, :, 1] - ci[:, :, 0]
+        hit = (ci[:, :, 0] <= LOGIT_BETA) & (LOGIT_BETA <= ci[:, :, 1])
+        z = (LOGIT_BETA - ci.mean(axis=2)) / (w / 3.92)
+        ratio = w / (exact[:, :, 1] - exact[:, :, 0])
+        for j, name in enumerate(LOGIT_NAMES):
+            rows.append(
+                dict(
+                    epsilon=eps,
+                    x1_low=x1_low,
+                    reps=len(ds),
+                    method=method,
+                    param=name,
+                    coverage=hit[:, j].mean(),
+                    misses=int((~hit[:, j]).sum()),
+                    width_ratio_deshrunk=w[:, j].mean() / de[j],
+                    median_width_ratio_deshrunk=np.median(w[:, j]) / de[j],
+                    z_sd=z[:, j].std(),
+                    width_over_exact_p10=np.quantile(ratio[:, j], 0.1),
+                    width_over_exact_median=np.median(ratio[:, j]),
+                    width_over_exact_p90=np.quantile(ratio[:, j], 0.9),
+                )
+            )
+    df = pd.DataFrame(rows)
+    df.to_csv(RESULTS / f"inference_logistic_auto_worlds_{eps:g}.csv", index=False)
+    print(df.round(3).to_string(index=False))
+    return df
+
+
+def quantile_rule(reps=40_000, seed=0):
+    """Expected coverage of the basic interval from ``B`` draws in an exact world (the pivot of
+    the estimate and of the ``B`` draws are i.i.d.): a Monte Carlo over ``reps`` pivots from a
+    t(5) law, for numpy's default quantile rule (``"linear"``, positions ``p (B - 1)``) and the
+    ``(B + 1)`` rule (``"weibull"``, positions ``p (B + 1)``). For order statistics the answer
+    is law-free: ``(k_hi - k_lo) / (B + 1)`` for ranks ``k``."""
+    rng = np.random.default_rng(seed)
+    for b in (200, 1000):
+        D, T = rng.standard_t(5, size=(reps, b)), rng.standard_t(5, size=reps)
+        out = []
+        for rule in ("linear", "weibull"):
+            lo, hi = np.quantile(D, [0.025, 0.975], axis=1, method=rule)
+            out.append(f"{rule} {np.mean((lo <= T) & (T <= hi)):.4f}")
+        print(f"B = {b}: coverage of the 95 % basic interval, " + ", ".join(out))
+
+
 def main(argv):
     if argv[0] == "fires":
         fires(int(argv[1]) if len(argv) > 1 else 400)
@@ -270,8 +459,21 @@ def main(argv):
     elif argv[0] == "intercept":
         x1_low = float(argv[4]) if len(argv) > 4 else -1.0
         intercept(int(argv[1]), float(argv[2]), int(argv[3]), x1_low)
+    elif argv[0] == "worlds":
+        eps, reps, start = float(argv[1]), int(argv[2]), int(argv[3])
+        x1_low = float(argv[4]) if len(argv) > 4 else -0.3
+        worlds(eps, reps, start, x1_low, tuple(argv[5].split(",")) if len(argv) > 5 else WORLDS)
+    elif argv[0] == "quantile-rule":
+        quantile_rule()
+    elif argv[0] == "paired":
+        paired(float(argv[1]))
+    elif argv[0] == "worlds-table":
+        worlds_table(argv[1:])
     else:
-        raise SystemExit(f"unknown command {argv[0]!r}: fires, cells, check or intercept")
+        raise SystemExit(
+            f"unknown command {argv[0]!r}: fires, cells, check, intercept, worlds, "
+            "worlds-table, paired or quantile-rule"
+        )
 
 
 if __name__ == "__main__":
