@@ -257,6 +257,12 @@ def kng_rows(eps, seed, folder, n=1000, n_asym=200_000):
     for key, draws in refs.items():
         with_full_oracle(rows, draws, key)
     methods = ",".join(f"{m}:{chosen.count(m)}" for m in sorted(set(chosen)))
+    truth, used = cells_mod.KNG_BETA, np.array(chosen)
+    inside = (ci[:, :, 0] <= truth) & (truth <= ci[:, :, 1])
+    for m in sorted(set(chosen)):  # one conf_int per data set, in order
+        k = used == m
+        cov = " / ".join(f"{c:.3f}" for c in inside[k].mean(0))
+        print(f"eps = {eps:g}, method {m}: {k.sum()} data sets, coverage {cov}")
     for r in rows:
         r.update(interval=f"library auto ({methods})", design=f"x1~U[{X1_LOW:g},1]", seed=seed)
         r["coverage_mc_sd"] = float(np.sqrt(0.05 * 0.95 / r["reps"]))
