@@ -263,6 +263,14 @@ def kng_rows(eps, seed, folder, n=1000, n_asym=200_000):
         k = used == m
         cov = " / ".join(f"{c:.3f}" for c in inside[k].mean(0))
         print(f"eps = {eps:g}, method {m}: {k.sum()} data sets, coverage {cov}")
+    fmt = lambda v: " / ".join(f"{x:.3f}" for x in v)  # noqa: E731
+    below, above = (truth < ci[:, :, 0]).mean(0), (truth > ci[:, :, 1]).mean(0)
+    print(f"truth below the interval {fmt(below)}, above {fmt(above)}")
+    err = est - truth
+    print(
+        f"released fit: mean error / sd {fmt(err.mean(0) / est.std(0, ddof=1))}, "
+        f"median error {fmt(np.median(err, 0))}"
+    )
     for r in rows:
         r.update(interval=f"library auto ({methods})", design=f"x1~U[{X1_LOW:g},1]", seed=seed)
         r["coverage_mc_sd"] = float(np.sqrt(0.05 * 0.95 / r["reps"]))
