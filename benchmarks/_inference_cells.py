@@ -216,8 +216,20 @@ KNG_NAMES = ["const", "x1", "x2"]
 KNG_SHARE = 0.4
 
 
-def kng_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, share=KNG_SHARE, full_fits=True, start=0):
-    """Median regression, ``y = 1 + 2 x1 - x2 + N(0, 1)``, ``x ~ U[-1, 1]^2``.
+def shifted_x1(X, x1_low):
+    """``X`` (drawn ``U[-1, 1]^2``) with its first column mapped affinely onto
+    ``U[x1_low, 1]``: the same random stream, a non-centred design for ``x1_low > -1``
+    (``benchmarks/_inference_robust.py``); ``x1_low = -1`` returns ``X`` unchanged."""
+    if x1_low != -1.0:
+        X[:, 0] = x1_low + (1.0 - x1_low) * (X[:, 0] + 1.0) / 2.0
+    return X
+
+
+def kng_cells(
+    n, reps, n_boot, seed, eps_grid=EPS_GRID, share=KNG_SHARE, full_fits=True, start=0, x1_low=-1.0
+):
+    """Median regression, ``y = 1 + 2 x1 - x2 + N(0, 1)``, ``x ~ U[-1, 1]^2`` (``x1 ~
+    U[x1_low, 1]`` when ``x1_low > -1``, :func:`shifted_x1`).
 
     Returns ``{epsilon: (estimates, intervals, full, law)}``: the estimates of fits with
     ``(1 - share) epsilon`` and their intervals (with ``release_curvature`` at ``share
@@ -245,7 +257,7 @@ def kng_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, share=KNG_SHARE, full_fi
     laws = {}
     for i in range(start, start + reps):
         rng = np.random.default_rng([seed, i])
-        X = rng.uniform(-1.0, 1.0, size=(n, 2))
+        X = shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), x1_low)
         y = KNG_BETA[0] + X @ KNG_BETA[1:] + rng.standard_normal(n)
         for eps in eps_grid:
             model = fit(X, y, (1 - share) * eps, rng)
@@ -273,7 +285,7 @@ def concat_cells(chunks):
     }
 
 
-def kng_asymptotic(n, ball, scale, size, rng):
+def kng_asymptotic(n, ball, scale, size, rng, gram=None):
     """``size`` draws of the asymptotic law of a KNG fit on this model: ``theta0 + s G^{-1}
     (xi + V)`` (docs/inference.md, "The law of the release") with the population Gram matrix
     ``G = n diag(1, 1/3, 1/3)`` of ``x ~ U[-1, 1]^2``, the sparsity ``s = sqrt(2 pi)`` of
@@ -281,9 +293,15 @@ def kng_asymptotic(n, ball, scale, size, rng):
     (density ``∝ exp(-scale ||v||_ball)``). ``bounds_X = (-1, 1)``, so the
     scaled parameters are the user's. A second oracle: as many draws as wanted, no Monte
     Carlo noise from few data sets, but only asymptotic (it ignores the box and the
-    non-linearity of the gradient, which matter at small n * epsilon)."""
+    non-linearity of the gradient, which matter at small n * epsilon). ``gram``: another
+    design's population Gram matrix ``G`` (3, 3), e.g. that of :func:`shifted_x1`'s design
+    (``xi ~ N(0, G / 4)`` then via its Cholesky factor and ``G^{-1}`` by a solve)."""
     from dpreg.noise._exact import float_knorm_sample  # noqa: PLC0415
 
+    if gram is not None:
+        xi = rng.standard_normal((size, 3)) @ np.linalg.cholesky(0.25 * gram).T
+        V = float_knorm_sample(ball, 1.0 / scale, size, rng)
+        return KNG_BETA + np.sqrt(2.0 * np.pi) * np.linalg.solve(gram, (xi + V).T).T
     g = n * np.array([1.0, 1.0 / 3.0, 1.0 / 3.0])
     xi = rng.standard_normal((size, 3)) * np.sqrt(0.25 * g)
     V = float_knorm_sample(ball, 1.0 / scale, size, rng)

@@ -37,6 +37,37 @@ def test_asymptotic_oracle_has_the_linear_law_variance(n, scale):
         assert np.all(draws.var(axis=0) > 1.5 * 2 * np.pi / (4 * g))
 
 
+def test_asymptotic_oracle_with_a_correlated_design_gram():
+    """``gram=G``: Cov = s^2 G^-1 (G / 4 + E r^2 / 3 I) G^-1 (the K-norm noise is isotropic
+    in the cube), for the Gram of x1 ~ U[-0.3, 1] (benchmarks/_inference_robust.py), whose
+    intercept and slope are correlated. Control: the diagonal default's law is far off."""
+    from benchmarks._inference_robust import POP_GRAM  # noqa: PLC0415
+
+    n, scale = 1000, 0.15
+    G = n * POP_GRAM
+    rng = np.random.default_rng(0)
+    draws = cells_mod.kng_asymptotic(n, LinfBall(3), scale, 200_000, rng, gram=G)
+    Gi = np.linalg.inv(G)
+    expected = 2 * np.pi * Gi @ (G / 4 + 20.0 / scale**2 / 3.0 * np.eye(3)) @ Gi
+    cov = np.cov(draws.T)
+    np.testing.assert_allclose(np.diag(cov), np.diag(expected), rtol=0.02)
+    corr = cov[0, 1] / np.sqrt(cov[0, 0] * cov[1, 1])
+    assert abs(corr - expected[0, 1] / np.sqrt(expected[0, 0] * expected[1, 1])) < 0.01
+    assert corr < -0.5
+    default = cells_mod.kng_asymptotic(n, LinfBall(3), scale, 200_000, rng)
+    assert default.var(axis=0)[1] < 0.5 * cov[1, 1]
+
+
+def test_shifted_x1_maps_the_stream_onto_the_shifted_design():
+    X = np.random.default_rng(1).uniform(-1.0, 1.0, size=(100_000, 2))
+    same = cells_mod.shifted_x1(X.copy(), -1.0)
+    np.testing.assert_array_equal(same, X)
+    Y = cells_mod.shifted_x1(X.copy(), -0.3)
+    np.testing.assert_array_equal(Y[:, 1], X[:, 1])
+    assert -0.3 <= Y[:, 0].min() and Y[:, 0].max() <= 1.0
+    assert abs(Y[:, 0].mean() - 0.35) < 0.01 and abs(Y[:, 0].var() - 1.3**2 / 12) < 0.005
+
+
 @pytest.mark.slow  # ~2.5 min on a loaded 2-core machine; the two tests above are the short form
 def test_widths_match_the_asymptotic_oracle_where_the_noise_dominates(monkeypatch):
     """n = 1e4, epsilon = 0.25 (0.6 to the fit, 0.4 to the curvature): the KNG noise is more
