@@ -55,6 +55,7 @@ from .inference import (
     BOUNDS_Y,
     EPS_GRID,
     _functional_fit,
+    cell_estimates,
     score,
     with_full_oracle,
     with_pooled_oracle,
@@ -117,22 +118,10 @@ def functional_cells(n, reps, seed, other=None, n_boot=N_BOOT):
     return {eps: tuple(np.array(a) for a in v) for eps, v in out.items()}
 
 
-def functional_extra(n, reps, seed):
-    """Per epsilon ``reps`` released estimates on fresh data sets (no interval)."""
-    rng, acc = np.random.default_rng(seed), BudgetAccountant()
-    out = {eps: [] for eps in EPS_GRID}
-    for _ in range(reps):
-        stats = sufficient_statistics(*simulate(n, rng), BOUNDS_X, BOUNDS_Y)
-        for eps in EPS_GRID:
-            model = _functional_fit(stats, eps, rng, acc)
-            out[eps].append(np.r_[model.intercept_, model.coef_])
-    return {eps: np.array(v) for eps, v in out.items()}
-
-
 def functional_rows(n, reps, seed, other_path=None):
     other = load_inference(other_path) if other_path else None
     cells = functional_cells(n, reps, seed, other)
-    extra = functional_extra(n, ORACLE_EXTRA, seed + 1)
+    extra = cell_estimates(n, ORACLE_EXTRA, seed + 1, draw_data=simulate)
     rows = []
     for eps, (est, ci, ci_other) in cells.items():
         pooled = np.vstack([est, extra[eps]])

@@ -102,13 +102,15 @@ def cell_draws(n, reps, n_boot, seed):
     return {eps: (np.array(a), np.array(b)) for eps, (a, b) in out.items()}
 
 
-def cell_estimates(n, reps, seed):
-    """Per epsilon: ``reps`` estimates (no interval) on fresh data sets, for the oracle."""
+def cell_estimates(n, reps, seed, draw_data=None):
+    """Per epsilon: ``reps`` estimates (no interval) on fresh data sets, for the oracle;
+    ``draw_data(n, rng)`` gives ``(X, y)`` (default :func:`simulate`, the benchmark's model)."""
+    draw_data = simulate if draw_data is None else draw_data
     rng = np.random.default_rng(seed)
     acc = BudgetAccountant()
     out = {eps: [] for eps in EPS_GRID}
     for _ in range(reps):
-        stats = sufficient_statistics(*simulate(n, rng), BOUNDS_X, BOUNDS_Y)
+        stats = sufficient_statistics(*draw_data(n, rng), BOUNDS_X, BOUNDS_Y)
         for eps in EPS_GRID:
             model = _functional_fit(stats, eps, rng, acc)
             out[eps].append(np.r_[model.intercept_, model.coef_])

@@ -39,8 +39,9 @@ def test_scale_only_target_keeps_its_floor():
 
 
 def test_fit_bounds_spends_the_floor_on_the_response(monkeypatch):
-    """The response's two draws get 0.6 / 0.4 of its floor (TARGET_MEDIAN_FRACTION, tested
-    in test_private_bounds_target_split.py); all draws add up to eps_b."""
+    """The response's two draws get 0.6 / 0.4 of its floor (TARGET_MEDIAN_FRACTION, derived
+    in test_private_bounds_target_split.py), each feature's two draws half of its part; all
+    draws add up to eps_b and never exceed it."""
     calls = []
     original = B.private_quantile_draws
 
@@ -61,6 +62,8 @@ def test_fit_bounds_spends_the_floor_on_the_response(monkeypatch):
     assert w[-1] == pytest.approx(8.0 * B.MEDIAN_TARGET_LOG_ODDS / n)
     assert w[-1] > eb / 8  # the floor is active
     assert len(calls) == 16 and sum(calls) == pytest.approx(eb, rel=1e-12)
+    assert sum(calls) <= eb * (1 + 1e-15)
+    np.testing.assert_allclose(calls[:14], np.repeat(w[:7] / 2, 2), rtol=1e-12)  # features 1:1
     f = B.TARGET_MEDIAN_FRACTION
     np.testing.assert_allclose(calls[-2:], [f * w[-1], (1 - f) * w[-1]], rtol=1e-12)  # last
     assert by[0][0] < 11 < by[1][0]

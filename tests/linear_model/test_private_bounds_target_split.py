@@ -4,7 +4,8 @@ A median / MAD target's budget ``eps_t`` is split 0.6 : 0.4 between its median a
 (in proportion to the log-odds each draw needs: ``MEDIAN_TARGET_LOG_ODDS`` = 12 for the
 median, ``TARGET_LOG_ODDS`` = 8 for a scale right within a factor of 2); features keep 1 : 1.
 Both draws are the exact KNG quantile draws of before with other budgets, and the budgets add
-up to ``eps_t`` (basic composition): these tests check the split (a spy), the calibration of
+up to ``eps_t`` (basic composition): these tests check the split (its spy on
+every draw is in test_private_bounds_target_floor.py), the calibration of
 the target's median draw through ``fit_bounds`` (KS test against its law at ``0.6 eps_t``,
 the laws at ``eps_t / 2``, the old split, and ``2 eps_t`` rejected), and that the split does
 what it is for, with the old split as the control.
@@ -39,33 +40,6 @@ def test_median_mad_epsilons_never_exceed_the_budget():
         assert eps_m == pytest.approx(frac * eps, rel=1e-15)
         # the default is exactly half each, as before (features are unchanged bit for bit)
         assert B.median_mad_epsilons(eps) == (eps / 2.0, eps / 2.0)
-
-
-def test_fit_bounds_splits_the_target_and_not_the_features(monkeypatch):
-    """Spy on every quantile draw: the features' two draws get half of their part each, the
-    target's median 0.6 and its MAD 0.4 of its part; all draws add up to eps_b."""
-    calls = []
-    original = B.private_quantile_draws
-
-    def spy(values, levels, eps_each, *args):
-        calls.append(float(eps_each) * len(levels))
-        return original(values, levels, eps_each, *args)
-
-    monkeypatch.setattr(B, "private_quantile_draws", spy)
-    rng = np.random.default_rng(3)
-    n = 400
-    X = rng.normal(50, 5, (n, 7))
-    y = rng.normal(11, 0.3, n)
-    (_, by), left = B.fit_bounds([X, y], ["private", "private"], 2.0, "auto",
-                                 np.random.default_rng(0), ("bounds_X", "bounds_y"))  # fmt: skip
-    eb, eps_model = B.split_budget("auto", 2.0, n, 8)
-    assert left == eps_model
-    w = B.column_epsilons(eb, n, [False] * 7 + [True])
-    assert len(calls) == 16 and sum(calls) == pytest.approx(eb, rel=1e-12)
-    assert sum(calls) <= eb * (1 + 1e-15)
-    np.testing.assert_allclose(calls[:14], np.repeat(w[:7] / 2, 2), rtol=1e-12)
-    np.testing.assert_allclose(calls[-2:], [0.6 * w[-1], 0.4 * w[-1]], rtol=1e-12)
-    assert by[0][0] < 11 < by[1][0]
 
 
 def _median_cdf(values, eps):
