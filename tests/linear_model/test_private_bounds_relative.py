@@ -7,7 +7,7 @@ fit_bounds(relative_features=True) (FunctionalLinearRegression, KNGQuantileRegre
 
 import numpy as np
 import pytest
-from _piecewise_law import piecewise_cdf
+from _piecewise_law import asinh_median_law, piecewise_cdf
 from scipy import stats
 
 import dpreg._bounds as B
@@ -20,14 +20,11 @@ LO, HI = B.DEFAULT_CANDIDATE_RANGE
 
 def _log_density(values, eps, u_grid):
     """Log of the exact output density of the median m (in u = asinh(m / s)) on ``u_grid``,
-    derived here independently of the sampler: exp(-eps / 2 |#{asinh(x / s) <= u} - n / 2|)
-    on [asinh(LO / s), asinh(HI / s)], normalised piece by piece."""
-    lo, hi = np.arcsinh(LO / SCALE), np.arcsinh(HI / SCALE)
+    from its law derived independently of the sampler (``_piecewise_law.asinh_median_law``):
+    exp(-eps / 2 |#{asinh(x / s) <= u} - n / 2|) on [asinh(LO / s), asinh(HI / s)]."""
+    edges, logw, log_z = asinh_median_law(values, eps, SCALE, LO, HI)
     c = np.sort(np.arcsinh(np.asarray(values, dtype=float) / SCALE))
     n = c.size
-    edges = np.concatenate([[lo], np.clip(c, lo, hi), [hi]])
-    logw = -eps / 2 * np.abs(np.arange(n + 1) - n / 2)
-    log_z = np.logaddexp.reduce(logw + np.log(np.maximum(np.diff(edges), 1e-300)))
     counts = np.searchsorted(c, u_grid, side="right")
     return -eps / 2 * np.abs(counts - n / 2) - log_z, edges, logw, log_z
 

@@ -13,7 +13,7 @@ what it is for, with the old split as the control.
 
 import numpy as np
 import pytest
-from _piecewise_law import piecewise_cdf
+from _piecewise_law import asinh_median_law, piecewise_cdf
 from scipy import stats
 
 import dpreg._bounds as B
@@ -44,14 +44,8 @@ def test_median_mad_epsilons_never_exceed_the_budget():
 
 def _median_cdf(values, eps):
     """CDF (in u = asinh(m / s)) of the exact KNG median draw with budget ``eps`` over the
-    default range, derived here: density exp(-eps / 2 |#{u_i <= u} - n / 2|) on pieces."""
-    lo, hi = np.arcsinh(LO / SCALE), np.arcsinh(HI / SCALE)
-    c = np.sort(np.arcsinh(np.asarray(values, dtype=float) / SCALE))
-    n = c.size
-    edges = np.concatenate([[lo], np.clip(c, lo, hi), [hi]])
-    logw = -eps / 2 * np.abs(np.arange(n + 1) - n / 2)
-    log_z = np.logaddexp.reduce(logw + np.log(np.maximum(np.diff(edges), 1e-300)))
-    return piecewise_cdf(edges, logw, log_z)
+    default range (its law derived in ``_piecewise_law.asinh_median_law``)."""
+    return piecewise_cdf(*asinh_median_law(values, eps, SCALE, LO, HI))
 
 
 def test_target_median_follows_its_law_at_its_fraction():
