@@ -40,7 +40,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._inference_cells import EPS_GRID, LOGIT_BETA, LOGIT_NAMES, simulate_logistic
+from ._inference_cells import EPS_GRID, LOGIT_BETA, LOGIT_NAMES
+from ._inference_logistic_sim import release
 
 RESULTS = Path(__file__).parent / "results"
 N_GRID = (1000, 10_000, 100_000)
@@ -120,21 +121,12 @@ def _start(path):
 
 def _releases(eps, idx):
     """The fits and releases of data sets ``idx`` of seed 31 (``_inference_logistic_sim.run``)."""
-    from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
+    from dpreg import BudgetAccountant  # noqa: PLC0415
     from dpreg.linear_model._inference_logistic import hessian_share  # noqa: PLC0415
 
     ledger, share = BudgetAccountant(), hessian_share(1000, eps)
     for i in idx:
-        rng = np.random.default_rng([SIM_SEED, i])
-        X, y = simulate_logistic(1000, rng)
-        m = ObjectivePerturbationLogistic(
-            epsilon=(1 - share) * eps,
-            bounds_X=(-1, 1),
-            classes=[0, 1],
-            random_state=rng,
-            accountant=ledger,
-        ).fit(X, y)
-        yield i, m.release_hessian(X, y, share * eps, random_state=rng)
+        yield i, release(1000, eps, SIM_SEED, i, ledger, share, -1.0)[0]
 
 
 def cells():
@@ -202,13 +194,11 @@ def check(k):
 def intercept(n, eps, reps, x1_low=-1.0, seed=SIM_SEED):
     from scipy.special import expit  # noqa: PLC0415
 
-    from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
+    from dpreg import BudgetAccountant  # noqa: PLC0415
     from dpreg.linear_model import _inference_logistic as il  # noqa: PLC0415
     from dpreg.linear_model import _inference_logistic_sim as sim  # noqa: PLC0415
     from dpreg.noise import KNormMechanism  # noqa: PLC0415
     from dpreg.noise._exact import float_knorm_sample  # noqa: PLC0415
-
-    from ._inference_logistic_sim import _data  # noqa: PLC0415
 
     def hessian(Z, theta):
         a = expit(Z @ theta)
@@ -221,16 +211,7 @@ def intercept(n, eps, reps, x1_low=-1.0, seed=SIM_SEED):
     ledger, share, t = BudgetAccountant(), il.hessian_share(n, eps), time.process_time()
     ratios = {}
     for i in range(reps):
-        rng = np.random.default_rng([seed, i])
-        X, y = _data(n, rng, x1_low)
-        m = ObjectivePerturbationLogistic(
-            epsilon=(1 - share) * eps,
-            bounds_X=(-1, 1),
-            classes=[0, 1],
-            random_state=rng,
-            accountant=ledger,
-        ).fit(X, y)
-        m.release_hessian(X, y, share * eps, random_state=rng)
+        m, X, y, rng = release(n, eps, seed, i, ledger, share, x1_low)
         theta = m.theta_[0]
         H0 = hessian(np.column_stack([np.ones(n), X]), LOGIT_BETA)
         eps_op = m.epsilon_per_problem_ - m.amp_epsilon_
@@ -301,25 +282,14 @@ def worlds(eps, reps, start=0, x1_low=-0.3, keys=WORLDS, seed=41, n_sim=200):
     the best a simulation can do; it covers about (195 - 5) / 201 = 0.945 with 200 refits).
     ``keys`` a subset of ``WORLDS``. Writes
     ``inference_logistic_auto_worlds_EPS_SEED_START_x1lowX1_LOW[_KEYS].npz``."""
-    from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
+    from dpreg import BudgetAccountant  # noqa: PLC0415
     from dpreg.linear_model import _inference_logistic as il  # noqa: PLC0415
     from dpreg.linear_model import _inference_logistic_sim as sim  # noqa: PLC0415
-
-    from ._inference_logistic_sim import _data  # noqa: PLC0415
 
     n, ledger, share, t = 1000, BudgetAccountant(), il.hessian_share(1000, eps), time.process_time()
     cis, est, ds = {w: [] for w in keys}, [], []
     for i in range(start, start + reps):
-        rng = np.random.default_rng([seed, i])
-        X, y = _data(n, rng, x1_low)
-        m = ObjectivePerturbationLogistic(
-            epsilon=(1 - share) * eps,
-            bounds_X=(-1, 1),
-            classes=[0, 1],
-            random_state=rng,
-            accountant=ledger,
-        ).fit(X, y)
-        m.release_hessian(X, y, share * eps, random_state=rng)
+        m, X, y, rng = release(n, eps, seed, i, ledger, share, x1_low)
         theta, P = m.theta_[0], il._penalty(m, 3)
         rel, u, rep_ss, post_ss = sim._world(m, n_sim)
         target = sim.design_target(m, rel, "posterior mean", post_ss)

@@ -42,6 +42,26 @@ def _data(n, rng, x1_low=X1_LOW):
     return X, (rng.uniform(size=n) < p).astype(int)
 
 
+def release(n, eps, seed, i, ledger, share, x1_low=X1_LOW):
+    """Data set ``i`` of stream ``seed`` and its release, as every logistic inference benchmark
+    draws them: the fit at ``(1 - share) * eps`` and ``release_hessian`` at ``share * eps``, both
+    from the data set's generator ``default_rng([seed, i])``, charged to ``ledger``. Returns
+    ``(model, X, y, rng)`` (the model holds both releases); ``rng`` has advanced past them."""
+    from dpreg import ObjectivePerturbationLogistic  # noqa: PLC0415
+
+    rng = np.random.default_rng([seed, i])
+    X, y = _data(n, rng, x1_low)
+    m = ObjectivePerturbationLogistic(
+        epsilon=(1 - share) * eps,
+        bounds_X=(-1, 1),
+        classes=[0, 1],
+        random_state=rng,
+        accountant=ledger,
+    ).fit(X, y)
+    m.release_hessian(X, y, share * eps, random_state=rng)
+    return m, X, y, rng
+
+
 RESULTS = Path(__file__).parent / "results"
 LIB_BOOT = 1000
 KEYS = (
@@ -63,7 +83,7 @@ def run(n, eps, reps, n_boot, seed, start=0, keys=KEYS, x1_low=X1_LOW):
     (``method="linear"``, ``LIB_BOOT`` draws), ``"auto"`` ``conf_int(method="auto")`` with
     ``n_sim = B`` (the simulation where the released check fires, else the linearised
     interval, ``LIB_BOOT`` draws); ``fires`` is that check per data set."""
-    from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
+    from dpreg import BudgetAccountant  # noqa: PLC0415
     from dpreg.linear_model import _inference_logistic_sim as sim  # noqa: PLC0415
     from dpreg.linear_model._inference_logistic import (  # noqa: PLC0415
         hessian_share,
@@ -74,16 +94,7 @@ def run(n, eps, reps, n_boot, seed, start=0, keys=KEYS, x1_low=X1_LOW):
     share = hessian_share(n, eps)
     est, ds, cis, fires = [], [], {k: [] for k in keys}, []
     for i in range(start, start + reps):
-        rng = np.random.default_rng([seed, i])
-        X, y = _data(n, rng, x1_low)
-        m = ObjectivePerturbationLogistic(
-            epsilon=(1 - share) * eps,
-            bounds_X=(-1, 1),
-            classes=[0, 1],
-            random_state=rng,
-            accountant=ledger,
-        ).fit(X, y)
-        m.release_hessian(X, y, share * eps, random_state=rng)
+        m, X, y, rng = release(n, eps, seed, i, ledger, share, x1_low)
         if "library" in keys:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
