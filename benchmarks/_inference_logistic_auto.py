@@ -241,32 +241,6 @@ def intercept(n, eps, reps, x1_low=-1.0, seed=SIM_SEED):
         )
 
 
-def _refits(m, x, truth, rep_ss):
-    """The simulation bootstrap's refit loop (``_inference_logistic_sim.simulation_draws``, same
-    estimator settings and replicate seeds) in the world ``(x, truth)`` of the caller's choice."""
-    from scipy.special import expit  # noqa: PLC0415
-
-    from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
-
-    n = len(x)
-    prob = expit(np.column_stack([np.ones(n), x]) @ truth)
-    ledger, draws = BudgetAccountant(), np.empty((len(rep_ss), len(truth)))
-    for b, ss in enumerate(rep_ss):
-        rng = np.random.default_rng(ss)
-        y = (rng.uniform(size=n) < prob).astype(int)
-        fit = ObjectivePerturbationLogistic(
-            epsilon=float(m.epsilon_per_problem_),
-            norm=m.norm_,
-            q=float(m.q_),
-            bounds_X=(-1.0, 1.0),
-            classes=[0, 1],
-            random_state=rng,
-            accountant=ledger,
-        ).fit(x, y)
-        draws[b] = fit.theta_[0]
-    return draws
-
-
 WORLDS = ("library", "pm design, truth theta0", "true design, truth theta~", "true world")
 
 
@@ -301,7 +275,7 @@ def worlds(eps, reps, start=0, x1_low=-0.3, keys=WORLDS, seed=41, n_sim=200):
                 x = sim.synthetic_design(target, truth, n, u)
             Hs = sim.loss_hessian(np.column_stack([np.ones(n), x]), truth)
             phi = np.eye(3) + np.linalg.solve(Hs, P)
-            pivot = (_refits(m, x, truth, rep_ss) - truth) @ phi.T + truth @ phi.T - truth
+            pivot = (sim.refit_draws(m, x, truth, rep_ss) - truth) @ phi.T + truth @ phi.T - truth
             lo, hi = np.quantile(pivot, [0.025, 0.975], axis=0)
             ci = np.column_stack([phi @ theta - hi, phi @ theta - lo])
             if w == "library" and i == start:

@@ -190,8 +190,6 @@ def simulation_draws(estimator, n_boot=200, target="release"):
     """``(theta~, draws, H_s)`` in scaled units: the released point, ``n_boot`` refits of the
     real mechanism on synthetic data sets of the world ``(theta~, design)`` and the design's
     exact loss Hessian at ``theta~``. Reads released quantities only."""
-    from .. import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
-
     n_boot = check_n_boot(n_boot)
     if target not in TARGETS:
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}.")
@@ -201,36 +199,7 @@ def simulation_draws(estimator, n_boot=200, target="release"):
     n = rel.n
     x = synthetic_design(design_target(estimator, rel, target, post_ss), theta, n, u, intercept)
     Z = np.column_stack([np.ones(n), x]) if intercept else x
-    prob = expit(Z @ theta)
-    ledger = BudgetAccountant()  # synthetic fits release nothing about anyone
-    draws = np.empty((n_boot, len(theta)))
-    from tqdm.auto import tqdm  # noqa: PLC0415
-
-    # one certified refit per replicate (about 8 ms at n = 1e3): the estimator has no progress
-    # setting, so the bar shows only once the job has run PROGRESS_DELAY seconds
-    bar = tqdm(rep_ss, delay=PROGRESS_DELAY, desc="simulation bootstrap", unit="fit")
-    for b, ss in enumerate(bar):
-        rng = np.random.default_rng(ss)
-        y = (rng.uniform(size=n) < prob).astype(int)
-        fit = ObjectivePerturbationLogistic(
-            epsilon=float(estimator.epsilon_per_problem_),
-            norm=estimator.norm_,
-            q=float(estimator.q_),
-            alpha=estimator.alpha,
-            l1_ratio=estimator.l1_ratio,
-            fit_intercept=intercept,
-            bounds_X=(-1.0, 1.0),
-            classes=[0, 1],
-            solver=estimator.solver,
-            multi_class="binary",
-            max_iter=estimator.max_iter,
-            random_state=rng,
-            accountant=ledger,
-        ).fit(x, y)
-        if b == 0 and not math.isclose(fit.gamma_, estimator.gamma_, rel_tol=1e-12):
-            raise RuntimeError("the synthetic fit's gamma differs from the fit's")
-        draws[b] = fit.theta_[0]
-    return theta, draws, loss_hessian(Z, theta)
+    return theta, refit_draws(estimator, x, theta, rep_ss), loss_hessian(Z, theta)
 
 
 def simulation_interval(
@@ -267,3 +236,46 @@ def interval_from_draws(estimator, theta, draws, H_s, alpha, method, names=None)
     return interval_output(
         _user_units(estimator, theta[None])[0], _user_units(estimator, draws), alpha, names
     )
+
+
+def refit_draws(estimator, x, truth, rep_ss):
+    """One certified refit of ``estimator``'s mechanism (its public settings and budget) per
+    replicate seed in ``rep_ss``, on labels drawn from the logistic model with design ``x`` and
+    parameters ``truth``: the refit loop of :func:`simulation_draws`, whose world is the
+    synthetic design around ``theta~`` (a diagnosis may pass another world). Returns the refits'
+    ``theta`` ``(len(rep_ss), n_params)``. The refits spend from a throw-away ledger."""
+    from .. import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
+
+    intercept = bool(estimator.fit_intercept)
+    n = len(x)
+    Z = np.column_stack([np.ones(n), x]) if intercept else x
+    prob = expit(Z @ truth)
+    ledger = BudgetAccountant()  # synthetic fits release nothing about anyone
+    draws = np.empty((len(rep_ss), len(truth)))
+    from tqdm.auto import tqdm  # noqa: PLC0415
+
+    # one certified refit per replicate (about 8 ms at n = 1e3): the estimator has no progress
+    # setting, so the bar shows only once the job has run PROGRESS_DELAY seconds
+    bar = tqdm(rep_ss, delay=PROGRESS_DELAY, desc="simulation bootstrap", unit="fit")
+    for b, ss in enumerate(bar):
+        rng = np.random.default_rng(ss)
+        y = (rng.uniform(size=n) < prob).astype(int)
+        fit = ObjectivePerturbationLogistic(
+            epsilon=float(estimator.epsilon_per_problem_),
+            norm=estimator.norm_,
+            q=float(estimator.q_),
+            alpha=estimator.alpha,
+            l1_ratio=estimator.l1_ratio,
+            fit_intercept=intercept,
+            bounds_X=(-1.0, 1.0),
+            classes=[0, 1],
+            solver=estimator.solver,
+            multi_class="binary",
+            max_iter=estimator.max_iter,
+            random_state=rng,
+            accountant=ledger,
+        ).fit(x, y)
+        if b == 0 and not math.isclose(fit.gamma_, estimator.gamma_, rel_tol=1e-12):
+            raise RuntimeError("the synthetic fit's gamma differs from the fit's")
+        draws[b] = fit.theta_[0]
+    return draws
