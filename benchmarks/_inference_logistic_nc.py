@@ -309,16 +309,19 @@ def _rows(design, eps, seed, est, ds, cis):
 
 def write_csv():
     """``inference_logistic_nc.csv`` from the committed arrays of ``decompose`` (the
-    non-centred design, seed 41, and the centred one, seed 31), ``support`` and ``committed``
-    (no fits: a re-scoring)."""
+    non-centred design, seed 41, and the centred one, seed 31; the rule's Hessian share and
+    0.3, 0.4), ``support`` and ``committed`` (no fits: a re-scoring)."""
     import pandas as pd  # noqa: PLC0415
 
     rows = []
     for x1_low, seed, design in ((-0.3, 41, "x1 ~ U[-0.3, 1]"), (-1, 31, "centred")):
         for eps in (0.25, 1):
-            d = np.load(RESULTS / f"inference_logistic_nc_{eps:g}_{seed}_0_x1low{x1_low:g}.npz")
-            cis = {k: d[_key(k)] for k in KEYS}
-            rows += _rows(design, eps, seed, d["est"], d["deshrunk"], cis)
+            for share in ("", "_share0.3", "_share0.4"):  # the rule's share, then the others
+                name = f"inference_logistic_nc_{eps:g}_{seed}_0_x1low{x1_low:g}{share}.npz"
+                d = np.load(RESULTS / name)
+                cis = {k: d[_key(k)] for k in KEYS}
+                label = design + (f", Hessian share {share[6:]}" if share else "")
+                rows += _rows(label, eps, seed, d["est"], d["deshrunk"], cis)
     for eps in (0.25, 1):
         d = np.load(RESULTS / f"inference_logistic_nc_support_{eps:g}_41_0_x1low-0.3.npz")
         cis = {"library, bounds_X = x1's support": d["library"]}
