@@ -313,6 +313,10 @@ def bootstrap_with_floor(ns, n_boot=DEFAULT_N_BOOT, random_state=0):
 #: told from 0, and the cap keeps the de-shrink factor at most ``lambda / guard`` (3 for the
 #: default floor). docs/inference.md, "The floor on non-centred designs (session 12)".
 FLOOR_GUARD = 0.5
+#: The floor world is used when some de-noised eigenvalue is below the floor by at least this
+#: many of its own noise sds (the replicates' spread of that eigenvalue): a released rule
+#: with a margin, so that noise alone rarely switches it on where the floor does not bind.
+FLOOR_MARGIN = 0.5
 
 
 def eigenvalue_shift(gram, noise_grams):
@@ -342,7 +346,7 @@ def deconvolved_solve(gram, xty, lam, shift, guard):
     return np.einsum("...ij,...j->...i", V, np.einsum("...ji,...j->...i", V, xty) / m)
 
 
-def floor_bootstrap(ns, noises, sigma, xi, guard_units=FLOOR_GUARD):
+def floor_bootstrap(ns, noises, sigma, xi, guard_units=FLOOR_GUARD, margin=FLOOR_MARGIN):
     r"""The interval's second world, for releases where the PSD floor may bind in the truth;
     ``None`` where it cannot (then the interval is :func:`bias_aware_interval` of
     :func:`bootstrap` alone, as before session 12).
@@ -354,8 +358,10 @@ def floor_bootstrap(ns, noises, sigma, xi, guard_units=FLOOR_GUARD):
     :func:`bootstrap`'s world, whose design is floored at ``lam`` and whose truth is the
     shrunk ``b^``, does not show it. Here:
 
-    1. ``mu^ = w - shift`` (:func:`eigenvalue_shift`) de-noises each eigenvalue of ``G~``. If
-       no ``mu^ < lam`` (or ``lam`` is below the guard) the floor is taken not to bind: None.
+    1. ``mu^ = w - shift`` (:func:`eigenvalue_shift`) de-noises each eigenvalue of ``G~``;
+       ``s`` is its noise sd (the sd of that eigenvalue of ``G~ + E*`` over the replicates).
+       If no ``mu^ + margin * s < lam`` (or the floor is below the guard) the floor is taken
+       not to bind: None.
     2. The estimate ``t~ = deconvolved_solve(G~, c~)`` solves with ``max(mu^, guard)`` in
        place of the floor along those directions (de-shrunk); ``guard = guard_units *
        sqrt(q) * sigma_G`` caps the de-shrink factor at ``lam / guard``.
@@ -381,7 +387,8 @@ def floor_bootstrap(ns, noises, sigma, xi, guard_units=FLOOR_GUARD):
     w = np.linalg.eigvalsh(0.5 * (ns.gram + ns.gram.T))
     guard = max(guard_units * math.sqrt(len(w)) * ns.plan.gram_std, 1e-9 * max(ns.n, 1))
     shift = eigenvalue_shift(ns.gram, E)
-    if guard >= lam or not np.any(w - shift < lam):
+    spread = np.std(np.linalg.eigvalsh(ns.gram + E), axis=0)
+    if guard >= lam or not np.any(w - shift + margin * spread < lam):
         return None
     estimate = deconvolved_solve(ns.gram, ns.xty, lam, shift, guard)
     gram = denoised_intercept_row(ns, E)
