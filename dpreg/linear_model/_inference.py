@@ -32,6 +32,11 @@ the assumptions are in ``docs/inference.md``; in short, a parametric bootstrap:
    interval without that correction, because at small ``n * epsilon`` the world's bias is
    not a reliable estimate of the estimator's (docs/inference.md, "The bias-aware
    interval").
+6. Where a de-noised eigenvalue of ``G~`` is below the PSD floor by a margin (the floor may
+   bind in the truth: a design not centred within its bounds), the hull of that interval and
+   the one of a second world whose design keeps the small eigenvalue and whose estimate is
+   de-shrunk along it, the replicates applying the same rule (:func:`floor_bootstrap`;
+   docs/inference.md, "The floor on non-centred designs (session 12)").
 """
 
 from __future__ import annotations
