@@ -665,6 +665,10 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
         },
         index=param_names(estimator, fi),
     )
+    floor_info = {}
+    if estimator._inference_cache[3] is not None:
+        # the interval is the hull with floor_bootstrap's; std err stays the main world's
+        floor_info["PSD floor"] = "may bind: interval widened (std err does not show it)"
     info_const = {}
     if fi and len(est) > 1:
         info_const["const"] = f"std err, interval of the de-noised intercept {est[0]:.4g}"
@@ -679,5 +683,6 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
         "norm": norm,
         "interval": f"bias-aware parametric bootstrap, {n_boot} draws (no extra budget)",
         **info_const,
+        **floor_info,
     }
     return Summary(frame, info)

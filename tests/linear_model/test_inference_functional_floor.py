@@ -10,6 +10,7 @@ with de-noised eigenvalues and a de-shrunk estimate whose replicates apply the s
 """
 
 import numpy as np
+import pytest
 
 from dpreg import BudgetAccountant, FunctionalLinearRegression
 from dpreg.linear_model import _inference as inf
@@ -107,3 +108,19 @@ def test_floor_world_is_not_used_where_the_floor_cannot_bind():
     ns = model.noisy_statistics_
     est, draws = inf.bootstrap(ns, 1000, random_state=inf.release_seed(*inf.released_values(ns)))
     np.testing.assert_array_equal(model.conf_int(), inf.bias_aware_interval(est, draws, 0.05))
+
+
+@pytest.mark.filterwarnings("ignore:The privacy noise is large")
+def test_summary_shows_the_hull_and_says_so():
+    """summary()'s interval columns are conf_int's (the hull) and its header says the floor
+    may bind; a release where it cannot bind (n = 1e4) has no such line."""
+    rng, acc = np.random.default_rng(3), BudgetAccountant()
+    model = _fit(*_data(1000, rng, -0.3), 0.25, rng, acc)
+    _, hull, floor = _intervals(model, n_boot=1000)
+    assert floor is not None
+    table = model.summary()
+    np.testing.assert_array_equal(table.as_dataframe().iloc[:, 2:4].to_numpy(), hull)
+    np.testing.assert_array_equal(model.conf_int(), hull)
+    assert "PSD floor" in table.info
+    far = _fit(*_data(10_000, rng, -1.0), 0.25, rng, acc)
+    assert "PSD floor" not in far.summary().info
