@@ -148,12 +148,14 @@ def functional_diagnosis(n, eps, reps, seed, x1_low=X1_LOW, n_boot=N_BOOT):
     it does not; the smallest eigenvalue of the true ``Z^T Z`` (with the column of ones) and
     of the released Gram, the Gram noise sd, the PSD floor ``lam`` of the solve and how
     often it exceeds the true smallest eigenvalue (then the release is biased even without
-    noise, while the bootstrap world's design is floored and cannot show that bias).
+    noise, while the bootstrap world's design is floored and cannot show that bias); since
+    session 12 also how often the floor world (``_inference.floor_bootstrap``) is used and
+    the error of its de-shrunk estimate.
     ``x1_low = -1``: the benchmark's centred design, the control."""
     from dpreg.linear_model import _inference as current  # noqa: PLC0415
 
     rng, acc = np.random.default_rng(seed), BudgetAccountant()
-    est, ci, poor, world_bias, lam = [], [], [], [], []
+    est, ci, poor, world_bias, lam, floor_est = [], [], [], [], [], []
     for _ in range(reps):
         X, y = simulate(n, rng, x1_low)
         stats = sufficient_statistics(X, y, BOUNDS_X, BOUNDS_Y)
@@ -162,10 +164,11 @@ def functional_diagnosis(n, eps, reps, seed, x1_low=X1_LOW, n_boot=N_BOOT):
         est.append(np.r_[model.intercept_, model.coef_])
         ci.append(_interval(model, current, n_boot))
         poor.append(current.poorly_determined(ns))
-        centre, draws = current.bootstrap(
+        (centre, draws), floor = current.bootstrap_with_floor(
             ns, n_boot, current.release_seed(*current.released_values(ns))
         )
         world_bias.append(draws.mean(axis=0) - centre)
+        floor_est.append(floor[0] if floor is not None else np.full(len(BETA), np.nan))
         Z = np.column_stack([np.ones(n), X])
         lam.append(
             [
@@ -195,6 +198,14 @@ def functional_diagnosis(n, eps, reps, seed, x1_low=X1_LOW, n_boot=N_BOOT):
         f"{lam[:, 1].mean():.1f} (mean), Gram noise sd {lam[:, 2].mean():.1f}; the PSD floor "
         f"{lam[:, 3].mean():.1f} exceeds X'X's lambda_min in {np.mean(lam[:, 3] > lam[:, 0]):.3f}"
     )
+    floor_est = np.array(floor_est)
+    used = ~np.isnan(floor_est[:, 0])
+    if used.any():
+        err = (floor_est[used] - BETA) / sd
+        print(
+            f"floor world (session 12) used in {used.mean():.3f}; its de-shrunk estimate's "
+            f"error / real sd of the release: mean {r(err.mean(0))}, sd {r(err.std(0, ddof=1))}"
+        )
     for flag in (True, False):
         k = poor == flag
         if k.any():

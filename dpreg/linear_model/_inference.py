@@ -32,6 +32,11 @@ the assumptions are in ``docs/inference.md``; in short, a parametric bootstrap:
    interval without that correction, because at small ``n * epsilon`` the world's bias is
    not a reliable estimate of the estimator's (docs/inference.md, "The bias-aware
    interval").
+6. Where a de-noised eigenvalue of ``G~`` is below the PSD floor by a margin (the floor may
+   bind in the truth: a design not centred within its bounds), the hull of that interval and
+   the one of a second world whose design keeps the small eigenvalue and whose estimate is
+   de-shrunk along it, the replicates applying the same rule (:func:`floor_bootstrap`;
+   docs/inference.md, "The floor on non-centred designs (session 12)").
 """
 
 from __future__ import annotations
@@ -281,9 +286,9 @@ def rss_noise_bias(ns, beta, G, noises):
     return float(np.mean(_rss(ns, _solve(ns, grams, xtys), grams, xtys, beta @ c)))
 
 
-def bootstrap(ns, n_boot=DEFAULT_N_BOOT, random_state=0):
-    """``(estimate, draws)`` in user units: the interval's estimate (the release, its intercept
-    de-noised by :func:`denoised_intercept`) and ``n_boot`` replicates of it."""
+def _world_parts(ns, n_boot, random_state):
+    """The draws of one bootstrap in stream order: the release noise ``(E*, e*)``, the main
+    world ``(b^, G^, L)``, the ``sigma*`` and the normal draws ``xi``."""
     rng = check_random_state(random_state)
     noises = noise_draws(ns, n_boot, rng)
     beta, G, L = _bootstrap_world(ns, noises[0])
@@ -291,6 +296,128 @@ def bootstrap(ns, n_boot=DEFAULT_N_BOOT, random_state=0):
     sigma = np.sqrt(sigma2_draws(ns, beta, bias, n_boot, rng))
     # the rows of one (n_boot, q) normal draw are the per-replicate draws in stream order
     xi = rng.standard_normal((n_boot, len(beta)))
+    return noises, beta, G, L, sigma, xi
+
+
+def bootstrap(ns, n_boot=DEFAULT_N_BOOT, random_state=0):
+    """``(estimate, draws)`` in user units: the interval's estimate (the release, its intercept
+    de-noised by :func:`denoised_intercept`) and ``n_boot`` replicates of it."""
+    return _bootstrap_from(ns, *_world_parts(ns, n_boot, random_state))
+
+
+def bootstrap_with_floor(ns, n_boot=DEFAULT_N_BOOT, random_state=0):
+    """``(bootstrap(...), floor_bootstrap(...))`` from one set of draws: the same stream as
+    :func:`bootstrap` (its result is bit for bit the same), the floor world re-using its noise,
+    ``sigma*`` and normal draws."""
+    parts = _world_parts(ns, n_boot, random_state)
+    return _bootstrap_from(ns, *parts), floor_bootstrap(ns, parts[0], parts[4], parts[5])
+
+
+#: The de-shrinking stops at this many noise units ``sqrt(q) * sigma_G`` (the unit of the PSD
+#: floor; the default floor is 1.5 units): a de-noised eigenvalue below half a unit cannot be
+#: told from 0, and the cap keeps the de-shrink factor at most ``lambda / guard`` (3 for the
+#: default floor). docs/inference.md, "The floor on non-centred designs (session 12)".
+FLOOR_GUARD = 0.5
+#: The floor world is used when some de-noised eigenvalue is below the floor by at least this
+#: many of its own noise sds (the replicates' spread of that eigenvalue): a released rule
+#: with a margin, so that noise alone rarely switches it on where the floor does not bind.
+FLOOR_MARGIN = 0.5
+
+
+def eigenvalue_shift(gram, noise_grams):
+    """``mean_b eig(G~ + E*_b) - eig(G~)`` (sorted eigenvalues): the privacy noise's mean
+    shift of each eigenvalue, measured at the release with the replicates' own noise draws
+    (every plan), i.e. a one-step bootstrap bias estimate. ``eig(G~) - shift`` is the
+    de-noised (deconvolved) eigenvalue: the smallest eigenvalue of ``G + E`` is pulled down
+    (about ``sum_j E[(v_j^T E v)^2] / (lambda - lambda_j)`` to second order), so it is raised."""
+    w = np.linalg.eigvalsh(0.5 * (gram + gram.T))
+    return np.mean(np.linalg.eigvalsh(gram + noise_grams), axis=0) - w
+
+
+def _deconvolved_eigs(w, shift, lam, guard):
+    """Eigenvalues of the floor-aware solve: the de-noised ``w - shift`` clipped at ``guard``
+    where it is below the floor ``lam`` (the floor would bind in the truth), else the
+    estimator's ``max(w, lam)``."""
+    mu = w - shift
+    return np.where(mu < lam, np.maximum(mu, guard), np.maximum(w, lam))
+
+
+def deconvolved_solve(gram, xty, lam, shift, guard):
+    """The release's solve with the floor replaced, along the directions where the de-noised
+    eigenvalue is below it, by that eigenvalue (:func:`_deconvolved_eigs`): the estimate
+    de-shrunk where the floor binds. A stack ``(B, q, q)``/``(B, q)`` gives ``(B, q)``."""
+    w, V = np.linalg.eigh(0.5 * (gram + np.swapaxes(gram, -1, -2)))
+    m = _deconvolved_eigs(w, shift, lam, guard)
+    return np.einsum("...ij,...j->...i", V, np.einsum("...ji,...j->...i", V, xty) / m)
+
+
+def floor_bootstrap(ns, noises, sigma, xi, guard_units=FLOOR_GUARD, margin=FLOOR_MARGIN):
+    r"""The interval's second world, for releases where the PSD floor may bind in the truth;
+    ``None`` where it cannot (then the interval is :func:`bias_aware_interval` of
+    :func:`bootstrap` alone, as before session 12).
+
+    The floor ``lam`` shrinks the release along each eigenvector of ``G~`` whose eigenvalue
+    is below it: along such a ``v``, ``b^_v = (mu beta_v + noise_v) / max(w, lam)``, ``mu`` the
+    true curvature. When ``mu < lam`` in the truth (a design not centred within its bounds,
+    docs/inference.md) the release is biased by the factor ``mu / max(w, lam)`` and
+    :func:`bootstrap`'s world, whose design is floored at ``lam`` and whose truth is the
+    shrunk ``b^``, does not show it. Here:
+
+    1. ``mu^ = w - shift`` (:func:`eigenvalue_shift`) de-noises each eigenvalue of ``G~``;
+       ``s`` is its noise sd (the sd of that eigenvalue of ``G~ + E*`` over the replicates).
+       If no ``mu^ + margin * s < lam`` (or the floor is below the guard) the floor is taken
+       not to bind: None.
+    2. The estimate ``t~ = deconvolved_solve(G~, c~)`` solves with ``max(mu^, guard)`` in
+       place of the floor along those directions (de-shrunk); ``guard = guard_units *
+       sqrt(q) * sigma_G`` caps the de-shrink factor at ``lam / guard``.
+    3. The world's design is the row-de-noised ``G^`` (:func:`denoised_intercept_row`) with
+       the same eigenvalue rule, so its small eigenvalue is not floored away; its truth is
+       ``t~`` with its squared norm de-noised (:func:`denoised_truth`, first pass around
+       ``t~``). Each replicate applies the *same* rule to its own ``(G_w + E*, c*)`` with the
+       release's ``shift``, so the replicates carry the noise of ``mu^`` and the amplified
+       noise of the de-shrunk estimate into their spread (a bias estimate whose noise
+       enters only the centre under-covered, session 4).
+    4. The replicates' roots are re-centred on ``t~`` (user units).
+
+    :func:`conf_int` takes the hull of this world's bias-aware interval and the main one:
+    the release cannot tell whether the floor binds in the truth (``mu^`` has the noise's
+    spread), so both hypotheses are allowed, as the bias-aware interval allows every bias
+    between none and the world's. Everything is computed from the released ``G~, c~``,
+    public ``n``, ``lam``, the plan and the seeded draws: post-processing. Only the ``"psd"``
+    solve has this floor (ridge: None)."""
+    if ns.postprocess != "psd":
+        return None
+    E, e = noises
+    lam = float(ns.lam)
+    w = np.linalg.eigvalsh(0.5 * (ns.gram + ns.gram.T))
+    guard = max(guard_units * math.sqrt(len(w)) * ns.plan.gram_std, 1e-9 * max(ns.n, 1))
+    shift = eigenvalue_shift(ns.gram, E)
+    spread = np.std(np.linalg.eigvalsh(ns.gram + E), axis=0)
+    if guard >= lam or not np.any(w - shift + margin * spread < lam):
+        return None
+    estimate = deconvolved_solve(ns.gram, ns.xty, lam, shift, guard)
+    gram = denoised_intercept_row(ns, E)
+    wd, Vd = np.linalg.eigh(0.5 * (gram + gram.T))
+    G = (Vd * _deconvolved_eigs(wd, shift, lam, guard)) @ Vd.T
+    sampling = sigma[:, None] * (xi @ np.linalg.cholesky(G).T)
+    first = deconvolved_solve(G + E, G @ estimate + sampling + e, lam, shift, guard)
+    truth = denoised_truth(estimate, first)
+    draws = deconvolved_solve(G + E, G @ truth + sampling + e, lam, shift, guard)
+    return _to_user_units(estimate, ns)[0], _to_user_units(draws - truth + estimate, ns)
+
+
+def interval(cache, alpha):
+    """The functional interval from a :func:`_draws` cache entry: the bias-aware interval of
+    :func:`bootstrap`'s draws, hulled with that of :func:`floor_bootstrap` when it exists."""
+    (est, draws), floor = cache
+    ci = bias_aware_interval(est, draws, alpha)
+    if floor is None:
+        return ci
+    other = bias_aware_interval(*floor, alpha)
+    return np.column_stack([np.minimum(ci[:, 0], other[:, 0]), np.maximum(ci[:, 1], other[:, 1])])
+
+
+def _bootstrap_from(ns, noises, beta, G, L, sigma, xi):
     sampling = sigma[:, None] * (xi @ L.T)
     E, e = noises
     # first pass around b^: its spread estimates Var b^ for the de-biased world truth
@@ -478,7 +605,8 @@ def _draws(estimator, n_boot):
     cache = getattr(estimator, "_inference_cache", None)
     if cache is None or cache[0] is not ns or cache[1] != n_boot:
         # seeded by the release: deterministic for one release, independent across releases
-        cache = (ns, n_boot, bootstrap(ns, n_boot, random_state=release_seed(*released_values(ns))))
+        seed = release_seed(*released_values(ns))
+        cache = (ns, n_boot, *bootstrap_with_floor(ns, n_boot, random_state=seed))
         estimator._inference_cache = cache
     return ns, cache[2]
 
@@ -502,7 +630,7 @@ def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     alpha = check_alpha(alpha)
     ns, (est, draws) = _draws(estimator, n_boot)
     warn_if_poor(ns)
-    ci = bias_aware_interval(est, draws, alpha)
+    ci = interval(estimator._inference_cache[2:], alpha)
     return _framed(estimator, ci, [f"{alpha / 2:g}", f"{1 - alpha / 2:g}"])
 
 
@@ -523,7 +651,7 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     alpha = check_alpha(alpha)
     ns, (est, draws) = _draws(estimator, n_boot)
     warn_if_poor(ns)
-    ci = bias_aware_interval(est, draws, alpha)
+    ci = interval(estimator._inference_cache[2:], alpha)
     # coef: the released estimates (what the model predicts with); the intercept's std err
     # and interval are those of the de-noised intercept (denoised_intercept), named below
     released = np.r_[np.ravel(estimator.intercept_)[:1], np.ravel(estimator.coef_)]
@@ -537,6 +665,10 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
         },
         index=param_names(estimator, fi),
     )
+    floor_info = {}
+    if estimator._inference_cache[3] is not None:
+        # the interval is the hull with floor_bootstrap's; std err stays the main world's
+        floor_info["PSD floor"] = "may bind: interval widened (std err does not show it)"
     info_const = {}
     if fi and len(est) > 1:
         info_const["const"] = f"std err, interval of the de-noised intercept {est[0]:.4g}"
@@ -551,5 +683,6 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
         "norm": norm,
         "interval": f"bias-aware parametric bootstrap, {n_boot} draws (no extra budget)",
         **info_const,
+        **floor_info,
     }
     return Summary(frame, info)

@@ -168,7 +168,9 @@ def test_intercept_bootstrap_sd_is_not_inflated_paired():
 def test_intercept_cell_n_1e3_eps_quarter_in_band():
     """1500 data sets (MC sd 0.0056): the intercept covers in [0.93, 0.97], its mean width is
     at most 0.9x the spread of the released intercepts (the de-noised intercept's own spread
-    is ~0.78x; measured 0.81x), its RMS bootstrap sd is within 0.95-1.07x the real sd of the
+    is ~0.78x; measured 0.81x; since session 12 this holds for the main world's interval, and
+    the library's hull with the floor world is held to 1.0x, measured 0.92x), its RMS
+    bootstrap sd is within 0.95-1.07x the real sd of the
     interval's estimate, and the coverage does not fall with the released |s~|^2 / m as it did
     when the interval was centred on the released intercept (session 8: 0.987 in the bottom
     quintile, 0.933 in the top; now 0.960 / 0.973). Control: the former world on the same
@@ -176,6 +178,7 @@ def test_intercept_cell_n_1e3_eps_quarter_in_band():
     min on a loaded machine."""
     rng, acc = np.random.default_rng(11), BudgetAccountant()
     est, centre, inside, width, new, old, ratio = [], [], [], [], [], [], []
+    main_width = []
     for _ in range(1500):
         model = _fit(_stats(1000, rng), 0.25, rng, acc)
         with warnings.catch_warnings():
@@ -184,6 +187,8 @@ def test_intercept_cell_n_1e3_eps_quarter_in_band():
             new.append(model.bse(n_boot=250))
         ns = model.noisy_statistics_
         centre.append(inf._draws(model, 250)[1][0])
+        main = inf.bias_aware_interval(*inf._draws(model, 250)[1], 0.05)
+        main_width.append(main[0, 1] - main[0, 0])
         est.append(np.r_[model.intercept_, model.coef_])
         inside.append((ci[:, 0] <= BETA) & (BETA <= ci[:, 1]))
         width.append(ci[:, 1] - ci[:, 0])
@@ -194,7 +199,11 @@ def test_intercept_cell_n_1e3_eps_quarter_in_band():
     assert 0.93 <= cov[0] <= 0.97, cov
     assert np.all((cov[1:] >= 0.93) & (cov[1:] <= 0.97)), cov
     lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
-    assert np.mean(width, axis=0)[0] <= 0.9 * (hi - lo)[0]
+    # session 11's interval (the main world alone) is at most 0.9x the released spread;
+    # session 12's hull with the floor world (used where a de-noised eigenvalue of G~ is below
+    # the floor, ~17 % of these releases) widens it: measured 0.92x, held to 1.0x
+    assert np.mean(main_width) <= 0.9 * (hi - lo)[0]
+    assert np.mean(width, axis=0)[0] <= 1.0 * (hi - lo)[0]
     rms_new = np.sqrt(np.mean(np.square(new), axis=0))[0]
     assert 0.95 <= rms_new / np.std(centre, axis=0, ddof=1)[0] <= 1.07
     assert np.sqrt(np.mean(np.square(old), axis=0))[0] >= 1.09 * np.std(est, axis=0, ddof=1)[0]
