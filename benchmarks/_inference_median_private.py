@@ -31,6 +31,7 @@ import pandas as pd
 from benchmarks import _inference_cells as cells_mod
 from benchmarks._common import RESULTS
 from benchmarks.inference import median_rows
+from dpreg.location._inference import WINDOW
 
 N_SEEDS = {1000: 3000, 10000: 3001, 100000: 3002}
 
@@ -120,15 +121,32 @@ def run(reps, csv=None, records=None, ns=None):
     return df
 
 
-def diagnose(path):
-    """Per cell and coordinate, from a records file (reads the data's sample median and MAD:
-    a diagnosis, not the library): coverage overall and in the thirds of ``s / (3 MAD)``,
-    the KS distance of the noise ``(x~ - median) / s`` from its exact law ``R U`` (pooled
-    PIT, from 200,000 draws of the law at each fit's c), the released standard error over
-    the true one and the share of the interval's variance that is sampling."""
+def load_records(paths):
+    """One dict of arrays from one or more records files (e.g. per-n chunks of a run)."""
+    parts = [dict(np.load(p)) for p in paths]
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def diagnose(paths, csv=None):
+    """Per cell and coordinate, from records files (reads the data's sample median and MAD:
+    a diagnosis, not the library):
+
+    * ``coverage`` over the data sets, and in the thirds of ``s / (3 MAD)`` (the released
+      scale over its value on the data set, ``cov_s_*``; its 10 / 90 % quantiles);
+    * ``cond_coverage``: the mean over data sets of each interval's coverage *probability*
+      given its released s and the cell's c, ``P(x~ - hi <= e <= x~ - lo)`` for
+      ``e = true_sd xi + s R U`` (the exact release law given s and the median's normal law,
+      200,000 draws); free of the Monte Carlo noise of which data sets missed, so it says
+      whether the interval is calibrated given s; ``cond_cov_q05`` its 5 % quantile;
+    * ``noise_ks`` / ``noise_ks_p``: KS test of the pooled PIT of ``(x~ - median) / s`` under
+      ``R U`` (is the release law, in units of the released s, what the interval assumes);
+    * ``se_ratio``: median released standard error of the median over the true one;
+      ``sampling_share``: the median share of the interval's variance that is sampling;
+    * ``window_min``: the smallest half-window ``w s`` of the median pair over the cell, in
+      data standard deviations (below about 0.7 the pair would be clipped)."""
     from scipy import stats  # noqa: PLC0415
 
-    r = dict(np.load(path))
+    r = load_records(paths)
     truth = cells_mod.MEDIAN_TRUTH
     rng = np.random.default_rng(0)
     out = []
@@ -141,6 +159,7 @@ def diagnose(path):
             c = r["c"][sel][0]
             law = rng.gamma(3.0, 1.0 / c, 200_000) * rng.uniform(-1, 1, 200_000)
             law.sort()
+            xi = rng.standard_normal(200_000)
             for j in range(2):
                 ci = r["ci"][sel][:, j]
                 cover = (ci[:, 0] <= truth[j]) & (truth[j] <= ci[:, 1])
@@ -154,6 +173,15 @@ def diagnose(path):
                 ks = stats.kstest(pit, "uniform")
                 noise_var = r["scale"][sel][:, j] ** 2 * 12.0 / c**2 / 3.0  # E R^2 E U^2
                 sd = r["median_sd"][sel][:, j]
+                # the interval's coverage probability given its data set's released s and c:
+                # P(x~ - hi <= e <= x~ - lo) for e = true_sd xi + s R U (exact given s)
+                loc, s_j = r["location"][sel][:, j], r["scale"][sel][:, j]
+                cond = np.array(
+                    [
+                        np.mean(np.abs(true_sd * xi + s_i * law - (x - (a + b) / 2)) <= (b - a) / 2)
+                        for x, s_i, (a, b) in zip(loc, s_j, ci)
+                    ]
+                )
                 out.append(
                     dict(
                         n=n,
@@ -161,6 +189,8 @@ def diagnose(path):
                         param=f"x{j + 1}",
                         reps=int(sel.sum()),
                         coverage=cover.mean(),
+                        cond_coverage=cond.mean(),
+                        cond_cov_q05=np.quantile(cond, 0.05),
                         cov_s_low=cover[third == 0].mean(),
                         cov_s_mid=cover[third == 1].mean(),
                         cov_s_high=cover[third == 2].mean(),
@@ -171,18 +201,25 @@ def diagnose(path):
                         se_ratio=np.median(sd / true_sd),
                         sampling_share=np.median(true_sd**2 / (true_sd**2 + noise_var)),
                         mean_width=np.mean(ci[:, 1] - ci[:, 0]),
+                        window_min=np.min((WINDOW + 4.0 * 3.0 / c) * s_j),
                     )
                 )
     df = pd.DataFrame(out)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(df.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    if csv is not None:
+        df.to_csv(csv, index=False)
     return df
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "diagnose":
-        return diagnose(argv[1])
+        parser = argparse.ArgumentParser(description="diagnose records files")
+        parser.add_argument("records", nargs="+")
+        parser.add_argument("--csv", default=None)
+        args = parser.parse_args(argv[1:])
+        return diagnose(args.records, args.csv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--csv", default=None)
