@@ -98,17 +98,19 @@ def save_records(path, rows):
     np.savez_compressed(path, **{k: np.array([r[k] for r in rows]) for k in keys})
 
 
-def run(reps, csv=None, records=None, ns=None):
+def run(reps, csv=None, records=None, ns=None, start=0):
     rows, recs = [], []
     for n, seed in N_SEEDS.items():
         if ns is not None and n not in ns:
             continue
         t = time.process_time()
         with recording() as log:
-            cells = cells_mod.median_cells(n, reps, 1000, seed=seed, configs=("private",))
+            cells = cells_mod.median_cells(
+                n, reps, 1000, seed=seed, configs=("private",), start=start
+            )
         rows += median_rows(n, cells, seed=seed)
         if records is not None:
-            recs += records_of(n, log, cells_mod.EPS_GRID)
+            recs += records_of(n, log, cells_mod.EPS_GRID, start=start)
         print(f"n={n}: {time.process_time() - t:.0f} CPU s", flush=True)
     df = pd.DataFrame(rows)
     cols = ["n", "epsilon", "param", "reps", "ptr_failed", "ptr_refused", "coverage"]
@@ -225,8 +227,9 @@ def main(argv=None):
     parser.add_argument("--csv", default=None)
     parser.add_argument("--records", default=None)
     parser.add_argument("--n", type=int, nargs="*", default=None)
+    parser.add_argument("--start", type=int, default=0, help="first data set (chunks)")
     args = parser.parse_args(argv)
-    return run(args.reps, args.csv, args.records, args.n)
+    return run(args.reps, args.csv, args.records, args.n, args.start)
 
 
 if __name__ == "__main__":
