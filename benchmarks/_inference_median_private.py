@@ -1,7 +1,9 @@
 """Median intervals with ``scale="private"`` (issue #15): a few cells of the median inference
 benchmark (``benchmarks.inference``, ``median_rows``) with the private scale.
 
-``python -m benchmarks._inference_median_private [--reps 100] [--csv PATH] [--records PATH]``:
+``python -m benchmarks._inference_median_private [--reps 100] [--csv PATH] [--records PATH]
+[--n N ...] [--start I]`` (``--n`` a subset of the n, ``--start`` the first data set, for
+chunks: data set i keeps its stream):
 n = 1e3, 1e4 and 1e5 (every n where the default scale releases nothing in some cell),
 epsilon 0.25 / 1 / 4, the same data streams as the main benchmark's median cells (seeds
 3000 + i), the fit at ``(1 - SHARE) epsilon`` (of which ``scale_share="auto"`` goes to the
