@@ -20,6 +20,15 @@ coordinate (:func:`release_scale`):
   likewise) give ``sigma_j``; with a **public** scale ``sigma_j = s_j`` is known exactly and
   only the two median quantiles are released (on a public window in units of ``s_j``).
 
+A scale released by ``scale="private"`` (``public_scale_``) takes the public-scale path
+unchanged. Given the released s the release is exactly ``mu + s * (R U)`` with c of the
+median stage, which is the bootstrap's noise law, so the interval is calibrated given s for
+every s and hence on average over the scale release: its own noise needs no term (an
+interval that widened for it, or used the data's spread instead of s, would be the
+miscalibrated one). Every input stays a released value (centre, s, median pair) or public
+(c, n, epsilon). Derivation and the measurement: docs/inference.md, "Released scales
+(session 12)".
+
 The interval with ``trim_scale`` is refused: the trimmed mean's law needs the variance of the
 kept rows (a further release) and how the first stage's error leaks through the trimming
 window, neither derived. Derivation and assumptions: ``docs/inference.md``.
