@@ -419,8 +419,11 @@ def _draws(estimator, n_boot, method="linear", n_sim=DEFAULT_N_SIM):
     if poorly_determined(rel):  # released quantities only: post-processing
         warnings.warn(
             "The privacy noise of the released Hessian is large against its smallest "
-            "eigenvalue (small n * epsilon): the intervals are approximate and wide; see "
-            "docs/inference.md.",
+            "eigenvalue (small n * epsilon): the intervals are approximate. They are wide "
+            "when each feature is centred within its public bounds, but can under-cover when "
+            "a feature sits off-centre in them (the fit's shrinkage is then larger than the "
+            "release can show); public bounds that centre each column help. See "
+            "docs/inference.md, 'Non-centred designs'.",
             UserWarning,
             stacklevel=4,
         )

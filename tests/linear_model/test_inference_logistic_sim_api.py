@@ -162,6 +162,8 @@ def test_simulation_path_warns_where_the_default_does():
     assert inf.poorly_determined(poor.inference_release_)
     default = _messages(poor.conf_int, n_boot=20, method="linear")
     assert len(default) == 1 and default[0][1] is UserWarning and default[0][2] == __file__
+    # it names the design under which the intervals under-cover and the remedy (session 12)
+    assert "off-centre" in default[0][0] and "centre each column" in default[0][0]
     for call in (poor.conf_int, poor.bse, poor.summary):
         assert _messages(call, n_sim=20, method="simulate") == default
     other = _release(300, 1.0, 17)
