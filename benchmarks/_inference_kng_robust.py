@@ -1,5 +1,5 @@
 """Why ``KNGQuantileRegressor``'s default intervals under-cover on a non-centred design (issue
-15; docs/inference.md, "KNGQuantileRegressor", "A non-centred design (session 12)").
+15; docs/inference.md, "A non-centred design: the plateau and the box").
 
 The cell is session 11's (``benchmarks/_inference_robust.py kng``): n = 1e3, epsilon = 0.25,
 ``x1 ~ U[-0.3, 1]``, ``x2 ~ U[-1, 1]``, ``bounds_X = (-1, 1)`` (so the scaled parameters are the
@@ -38,6 +38,8 @@ world and orientation (:func:`interval`) the coverage, the mean width, the share
 the plateau (farther than ``PLATEAU`` from the world's truth along the design's weak
 direction), split by whether the release itself is on the plateau, and where each release
 sits in the box along that direction; with ``NAME`` writes ``benchmarks/results/NAME.csv``.
+``far [CENTRED_DIR]``: how many releases lie on the plateau (:func:`far_releases`).
+``centred CENTRED_DIR``: both orientations on the committed centred cell (:func:`centred`).
 The CPU seconds of the run are printed.
 """
 
@@ -209,8 +211,10 @@ def load(folders):
     return ids, [merged[i] for i in ids]
 
 
-#: (world, orientation) pairs scored; ``library`` without draws is session 11's interval
+#: (world, orientation) pairs scored; ``session11``: the data set's default interval as session
+#: 11 stored it (every data set; ``library`` where the replayed draws are in the folders)
 SCORED = (
+    ("session11", "pivot"),
     ("library", "pivot"),
     ("library", "direct"),
     ("exact", "pivot"),
@@ -229,32 +233,33 @@ def score(folders, name=None):
     est = np.array([d["estimate"] for d in data])
     t_rel = (est - truth) @ v  # the release's offset along the weak direction
     on_plateau = np.abs(t_rel) > PLATEAU
-    if "library" in data[0]:  # the replayed library draws give session 11's intervals
-        same = [
-            np.allclose(interval("library", d["estimate"], d["library"], d["box"]), d["ci11"])
-            for d in data
-        ]
-        print(f"library draws reproduce session 11's intervals: {sum(same)} of {len(same)}")
+    lib = [d for d in data if "library" in d]  # replayed library draws: session 11's intervals?
+    same = [
+        np.allclose(interval("library", d["estimate"], d["library"], d["box"]), d["ci11"])
+        for d in lib
+    ]
+    print(f"library draws reproduce session 11's intervals: {sum(same)} of {len(same)}")
     rows = []
-    subsets = (("all", np.ones(len(data), bool)), ("plateau", on_plateau), ("core", ~on_plateau))
     for w, orient in SCORED:
-        if w not in data[0] and not (w == "library" and orient == "pivot"):
+        have = np.array([w in d for d in data]) if w != "session11" else np.ones(len(data), bool)
+        if not have.any():
             continue
-        if w in data[0]:
-            ci = np.array([interval(w, d["estimate"], d[w], d["box"], orient) for d in data])
-            centre = np.broadcast_to(truth, est.shape) if w == "exact" else est
-            share = np.array(
-                [
-                    np.mean(np.abs((d[w] - c) @ v) > PLATEAU)
-                    for d, c in zip(data, centre, strict=True)
-                ]
-            )
-        else:
-            ci, share = np.array([d["ci11"] for d in data]), np.full(len(data), np.nan)
+        ci = np.full((len(data), 3, 2), np.nan)
+        share = np.full(len(data), np.nan)
+        for k, d in enumerate(data):
+            if w == "session11":
+                ci[k] = d["ci11"]
+            elif have[k]:
+                ci[k] = interval(w, d["estimate"], d[w], d["box"], orient)
+                centre = truth if w == "exact" else d["estimate"]
+                share[k] = np.mean(np.abs((d[w] - centre) @ v) > PLATEAU)
+        subsets = (("all", have), ("plateau", have & on_plateau), ("core", have & ~on_plateau))
         cover = (ci[:, :, 0] <= truth) & (truth <= ci[:, :, 1])
         width = ci[:, :, 1] - ci[:, :, 0]
         for j, param in enumerate(cells_mod.KNG_NAMES):
             for subset, k in subsets:
+                if not k.any():
+                    continue
                 rows.append(
                     dict(
                         world=w,
@@ -288,6 +293,58 @@ def score(folders, name=None):
     return df
 
 
+def far_releases(centred=None):
+    """How many released estimates lie farther than ``PLATEAU`` from the truth: session 11's
+    60 releases of this cell (along the weak direction, and in their largest coordinate) and,
+    given ``centred`` (a ``_inference_kng_sim run`` folder of the committed centred cell, e.g.
+    ``/tmp/kngsim_main``), the centred design's releases (largest coordinate)."""
+    v, _ = weak_direction()
+    est, _ = library_intervals()
+    err = est - cells_mod.KNG_BETA
+    print(
+        f"non-centred, {len(est)} releases: {np.sum(np.abs(err @ v) > PLATEAU)} farther than "
+        f"{PLATEAU:g} along the weak direction, {np.sum(np.abs(err).max(1) > PLATEAU)} in their "
+        "largest coordinate"
+    )
+    if centred:
+        from ._inference_kng_sim import _load  # noqa: PLC0415
+
+        data, _ = _load(centred, N, EPS)
+        far = [np.abs(d["estimate"] - cells_mod.KNG_BETA).max() > PLATEAU for d in data]
+        print(f"centred, {len(far)} releases: {sum(far)} farther in their largest coordinate")
+
+
+def centred(folder, alpha=0.05):
+    """The committed centred cell (n = 1e3, epsilon = 0.25) re-scored from its stored library
+    draws (``_inference_kng_sim run`` folder, e.g. ``/tmp/kngsim_main``; no refits): coverage
+    and mean width over the committed oracle (``benchmarks/results/inference_kng.csv``) of
+    both orientations (:func:`interval`), and the mean share of the draws farther than
+    ``PLATEAU`` from theta~ in some coordinate."""
+    from ._inference_kng_sim import _load  # noqa: PLC0415
+
+    ref = pd.read_csv(RESULTS / "inference_kng.csv")
+    oracle = (
+        ref[(ref.n == N) & (ref.epsilon == EPS)]
+        .set_index("param")
+        .loc[cells_mod.KNG_NAMES, "oracle_width"]
+    )
+    data, _ = _load(folder, N, EPS)
+    truth = cells_mod.KNG_BETA
+    for orient in ("pivot", "direct"):
+        ci = np.array([interval("library", *d["simulate"], d["box"], orient) for d in data])
+        cover = ((ci[:, :, 0] <= truth) & (truth <= ci[:, :, 1])).mean(0)
+        ratio = (ci[:, :, 1] - ci[:, :, 0]).mean(0) / oracle.to_numpy()
+        print(
+            f"centred, {len(data)} data sets, {orient}: coverage {np.round(cover, 3)}, "
+            f"width / oracle {np.round(ratio, 3)}"
+        )
+    far = [np.mean(np.abs(d["simulate"][1] - d["estimate"]).max(1) > PLATEAU) for d in data]
+    print(
+        f"library world's draws farther than {PLATEAU:g} in some coordinate: "
+        f"mean {np.mean(far):.3f}"
+    )
+
+
 def main(argv):
     t = time.process_time()
     if argv[0] == "run":
@@ -296,6 +353,10 @@ def main(argv):
         if len(argv) > 5:
             ids = [int(i) for i in argv[5].split(",")]
         run(ids, argv[3], worlds)
+    elif argv[0] == "far":
+        far_releases(argv[1] if len(argv) > 1 else None)
+    elif argv[0] == "centred":
+        centred(argv[1])
     elif argv[0] == "score":
         score(argv[1], argv[2] if len(argv) > 2 else None)
     else:
