@@ -40,6 +40,8 @@ direction), split by whether the release itself is on the plateau, and where eac
 sits in the box along that direction; with ``NAME`` writes ``benchmarks/results/NAME.csv``.
 ``far [CENTRED_DIR]``: how many releases lie on the plateau (:func:`far_releases`).
 ``centred CENTRED_DIR``: both orientations on the committed centred cell (:func:`centred`).
+``edge``: theta~'s distance to the box edge along the released weak direction
+(:func:`edge_distances`).
 The CPU seconds of the run are printed.
 """
 
@@ -90,13 +92,15 @@ def box_reach(point, v, lo, hi):
     return float(t.max()), float(u.min())
 
 
-def releases(ids, seed=SEED, n=N, eps=EPS):
-    """Yield ``(i, X, y, model)``: data set ``i`` of ``kng_cells(..., x1_low=X1_LOW)`` with its
-    fit and curvature release (the same draws: the stream is consumed in the same order)."""
+def releases(ids, seed=SEED, n=N, eps=EPS, x1_low=X1_LOW):
+    """Yield ``(i, X, y, model)``: data set ``i`` of ``kng_cells(..., x1_low=x1_low)`` with its
+    fit and curvature release (the same draws: the stream is consumed in the same order).
+    ``x1_low = -1`` with ``seed = 4000 + N_GRID.index(n)``: the committed centred cell's
+    releases (``_inference_kng_sim run``)."""
     share = cells_mod.KNG_SHARE
     for i in ids:
         rng = np.random.default_rng([seed, i])
-        X = cells_mod.shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), X1_LOW)
+        X = cells_mod.shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), x1_low)
         y = cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + rng.standard_normal(n)
         model = KNGQuantileRegressor(
             epsilon=(1 - share) * eps,
@@ -345,6 +349,37 @@ def centred(folder, alpha=0.05):
     )
 
 
+def edge_distances(n_centred=100):
+    """A released-value signal, measured (no rule built on it): the distance from theta~ to the
+    box edge along the released Gram matrix's smallest eigenvector (public corner restored),
+    the nearer of the two sides, for session 11's 60 non-centred releases and the committed
+    centred cell's first ``n_centred``, split by whether the release lies farther than
+    ``PLATEAU`` from theta0 in some coordinate (a diagnosis: that split reads the truth)."""
+    from .inference import N_GRID  # noqa: PLC0415
+
+    lo, hi = np.array([-7.0, -8.0, -8.0]), np.array([9.0, 8.0, 8.0])  # the fit's box
+    cases = (
+        ("non-centred", range(60), SEED, X1_LOW),
+        ("centred", range(n_centred), 4000 + N_GRID.index(N), -1.0),
+    )
+    for label, ids, seed, x1_low in cases:
+        dist, far = [], []
+        for _, _, _, model in releases(ids, seed, x1_low=x1_low):
+            fit, rel = iq._release(model)
+            u = np.linalg.eigh(iq.public_gram(fit, rel.gram.hessian))[1][:, 0]
+            theta = np.r_[model.intercept_, model.coef_]
+            t_min, t_max = box_reach(theta, u, lo, hi)
+            dist.append(min(-t_min, t_max))
+            far.append(np.abs(theta - cells_mod.KNG_BETA).max() > PLATEAU)
+        dist, far = np.array(dist), np.array(far)
+        print(
+            f"{label}: far releases {far.sum()}, "
+            f"their edge distances {np.round(np.sort(dist[far]), 2)}; "
+            f"the other {(~far).sum()}: min {dist[~far].min():.2f}, "
+            f"5 / 50 % quantiles {np.round(np.quantile(dist[~far], [0.05, 0.5]), 2)}"
+        )
+
+
 def main(argv):
     t = time.process_time()
     if argv[0] == "run":
@@ -355,6 +390,8 @@ def main(argv):
         run(ids, argv[3], worlds)
     elif argv[0] == "far":
         far_releases(argv[1] if len(argv) > 1 else None)
+    elif argv[0] == "edge":
+        edge_distances()
     elif argv[0] == "centred":
         centred(argv[1])
     elif argv[0] == "score":
