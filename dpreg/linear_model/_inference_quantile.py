@@ -366,7 +366,9 @@ def warnings_for(fit, rel, simulated=False):
         out.append(
             "the KNG noise is not small against the linear range of the gradient (the "
             "intervals simulate the exact sampler on synthetic data: normal errors, a design "
-            "matched to the released Gram matrix)"
+            "matched to the released Gram matrix; they can under-cover when the release lies "
+            "near an edge of the parameter box, e.g. when a feature sits off-centre in its "
+            "public bounds, where the pivot they invert breaks)"
             if simulated
             else "the KNG noise is not small against the linear range of the gradient"
         )
