@@ -32,8 +32,8 @@ committed ``benchmarks/results/inference_logistic.csv`` (seed 2000 at n = 1e3). 
 re-scores the arrays into ``benchmarks/results/inference_logistic_nc.csv``.
 
 The Hessian share with candidate (b) on fresh streams (session 12, ``share_sweep``):
-``... share N EPS REPS START X1_LOW SHARES`` (``SHARES`` comma-separated, ``rule`` =
-``hessian_share(N, EPS)``; the stream is ``SHARE_SEEDS[X1_LOW, N]``) writes
+``... share N EPS REPS START X1_LOW SHARES [SEED]`` (``SHARES`` comma-separated, ``rule`` =
+``hessian_share(N, EPS)``; the stream is ``SEED``, default ``SHARE_SEEDS[X1_LOW, N]``) writes
 ``inference_logistic_share_N_EPS_SEED_START_x1lowX1_LOW.npz`` and prints its table;
 ``... share-table FILES`` prints the table of concatenated chunks and ``... share-csv``
 re-scores every cell of ``SHARE_CELLS`` into ``benchmarks/results/inference_logistic_share.csv``.
@@ -272,20 +272,21 @@ def _share_name(n, eps, seed, start, x1_low):
     return RESULTS / f"inference_logistic_share_{n}_{eps:g}_{seed}_{start}_x1low{x1_low:g}.npz"
 
 
-def share_sweep(n, eps, reps, start, x1_low, shares):
+def share_sweep(n, eps, reps, start, x1_low, shares, seed=None):
     """The default (``library``, ``method="linear"``) and candidate (b) (:data:`CANDIDATE`,
     the de-shrunk interval at the fixed posterior mean of H) at each Hessian share in
     ``shares`` (``"rule"`` = ``hessian_share(n, eps)``), on data sets ``start ...`` of the
-    fresh stream ``SHARE_SEEDS[x1_low, n]``. Per data set the data are the same for every
-    share (``release`` draws them first); the fit gets ``(1 - share) eps`` and the Hessian
-    ``share eps``, so every interval spends exactly ``eps``. A fit with the whole ``eps``
-    on the same data (its own generator ``default_rng([seed, i, 2])``) gives the equal-budget
-    oracle. The replayed library interval is asserted equal to ``conf_int(method="linear")``
-    on the first data set of every share (the replay is :func:`library_and_candidates`)."""
+    fresh stream ``seed`` (default ``SHARE_SEEDS[x1_low, n]``). Per data set the data are the
+    same for every share (``release`` draws them first); the fit gets ``(1 - share) eps`` and
+    the Hessian ``share eps``, so every interval spends exactly ``eps``. A fit with the whole
+    ``eps`` on the same data (its own generator ``default_rng([seed, i, 2])``) gives the
+    equal-budget oracle. The replayed library interval is asserted equal to
+    ``conf_int(method="linear")`` on the first data set of every share (the replay is
+    :func:`library_and_candidates`)."""
     from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
     from dpreg.linear_model import _inference_logistic as il  # noqa: PLC0415
 
-    seed = SHARE_SEEDS[x1_low, n]
+    seed = SHARE_SEEDS[x1_low, n] if seed is None else seed
     values = [il.hessian_share(n, eps) if s == "rule" else float(s) for s in shares]
     values = list({f"{v:g}": v for v in values}.values())  # the rule's share may be listed
     ledger, t = BudgetAccountant(), time.process_time()
@@ -400,15 +401,19 @@ def share_table(paths):
     return "\n".join(lines)
 
 
-#: The cells of ``share-csv``: (n, epsilon, x1_low), the brief of session 12.
+#: The cells of ``share-csv``: (n, epsilon, x1_low, seed): the brief of session 12 on the
+#: streams of :data:`SHARE_SEEDS`, then the confirmation of the n * eps = 250 cell on two more
+#: fresh streams (1211, 1212), run after the first results suggested the uncapped share.
 SHARE_CELLS = (
-    (1000, 0.25, -0.3),
-    (1000, 1.0, -0.3),
-    (1000, 0.25, -1.0),
-    (1000, 1.0, -1.0),
-    (1000, 4.0, -1.0),
-    (10000, 0.25, -1.0),
-    (10000, 1.0, -1.0),
+    (1000, 0.25, -0.3, 1201),
+    (1000, 1.0, -0.3, 1201),
+    (1000, 0.25, -1.0, 1202),
+    (1000, 1.0, -1.0, 1202),
+    (1000, 4.0, -1.0, 1202),
+    (10000, 0.25, -1.0, 1203),
+    (10000, 1.0, -1.0, 1203),
+    (1000, 0.25, -0.3, 1211),
+    (1000, 0.25, -1.0, 1212),
 )
 
 
@@ -418,8 +423,7 @@ def write_share_csv():
     import pandas as pd  # noqa: PLC0415
 
     rows = []
-    for n, eps, x1_low in SHARE_CELLS:
-        seed = SHARE_SEEDS[x1_low, n]
+    for n, eps, x1_low, seed in SHARE_CELLS:
         paths = sorted(RESULTS.glob(_share_name(n, eps, seed, "*", x1_low).name))
         design = "centred" if x1_low == -1 else f"x1 ~ U[{x1_low:g}, 1]"
         for r in share_rows(paths):
@@ -528,7 +532,8 @@ def main(argv):
         committed(int(argv[1]), int(argv[2]), int(argv[3]))
     elif argv[0] == "share":
         n, eps, reps, start = int(argv[1]), float(argv[2]), int(argv[3]), int(argv[4])
-        share_sweep(n, eps, reps, start, float(argv[5]), argv[6].split(","))
+        seed = int(argv[7]) if len(argv) > 7 else None
+        share_sweep(n, eps, reps, start, float(argv[5]), argv[6].split(","), seed)
     elif argv[0] == "share-table":
         print(share_table(argv[1:]))
     elif argv[0] == "share-csv":
