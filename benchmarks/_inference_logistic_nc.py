@@ -30,6 +30,13 @@ REPS START``: the user-side remedy (``bounds_X`` = x1's support) on the same dat
 ``... committed N REPS SEED``: the library and the candidate ``HULL`` on the stream of the
 committed ``benchmarks/results/inference_logistic.csv`` (seed 2000 at n = 1e3). ``... csv``
 re-scores the arrays into ``benchmarks/results/inference_logistic_nc.csv``.
+
+The Hessian share with candidate (b) on fresh streams (session 12, ``share_sweep``):
+``... share N EPS REPS START X1_LOW SHARES [SEED]`` (``SHARES`` comma-separated, ``rule`` =
+``hessian_share(N, EPS)``; the stream is ``SEED``, default ``SHARE_SEEDS[X1_LOW, N]``) writes
+``inference_logistic_share_N_EPS_SEED_START_x1lowX1_LOW.npz`` and prints its table;
+``... share-table FILES`` prints the table of concatenated chunks and ``... share-csv``
+re-scores every cell of ``SHARE_CELLS`` into ``benchmarks/results/inference_logistic_share.csv``.
 """
 
 from __future__ import annotations
@@ -95,7 +102,7 @@ def _hull(a, b):
     return np.column_stack([np.minimum(a[:, 0], b[:, 0]), np.maximum(a[:, 1], b[:, 1])])
 
 
-def library_and_candidates(m, n_boot=B):
+def library_and_candidates(m, n_boot=B, fixed=("posterior mean", "median precision")):
     """The library's interval replayed step by step (``_inference_logistic.bootstrap`` with
     the release seed; asserted equal to ``conf_int(method="linear")`` by the callers) and the
     candidate fixes, all from released values (scaled = user units, ``bounds_X = (-1, 1)``).
@@ -109,6 +116,9 @@ def library_and_candidates(m, n_boot=B):
       generator state after the posterior draws: common random numbers);
     * ``hull: library and deshrunk fixed, X``: the hull of ``library`` and that interval (never
       narrower than the default).
+
+    ``fixed`` limits the fixed point estimates computed (``share`` needs only the posterior
+    mean: candidate (b)); the intervals computed do not depend on it (common random numbers).
     """
     from dpreg._random import release_seed  # noqa: PLC0415
     from dpreg.linear_model import _inference_logistic as il  # noqa: PLC0415
@@ -125,7 +135,9 @@ def library_and_candidates(m, n_boot=B):
     out["deshrunk, posterior mean"] = deshrunk_interval(
         theta, draws, np.eye(3) + np.linalg.solve(Hbar, P)
     )
-    for name, H in (("posterior mean", Hbar), ("median precision", median_precision(Hpost))):
+    points = {"posterior mean": lambda: Hbar, "median precision": lambda: median_precision(Hpost)}
+    for name in fixed:
+        H = points[name]()
         if np.linalg.eigvalsh(H)[0] <= 0:  # nothing bounds the de-shrinking
             ci = np.column_stack([np.full(3, -np.inf), np.full(3, np.inf)])
         else:
@@ -249,6 +261,178 @@ def decompose(eps, reps, start=0, x1_low=-0.3, seed=41, share=None):
     print_table([path])
 
 
+#: Candidate (b) of the module's table, the interval ``share`` scores against the default.
+CANDIDATE = "deshrunk fixed, posterior mean"
+#: The fresh streams of ``share`` (session 12, chosen before any run; not 41, 31 or 2000):
+#: the non-centred design, the centred design at n = 1e3 and at n = 1e4.
+SHARE_SEEDS = {(-0.3, 1000): 1201, (-1.0, 1000): 1202, (-1.0, 10000): 1203}
+
+
+def _share_name(n, eps, seed, start, x1_low):
+    return RESULTS / f"inference_logistic_share_{n}_{eps:g}_{seed}_{start}_x1low{x1_low:g}.npz"
+
+
+def share_sweep(n, eps, reps, start, x1_low, shares, seed=None):
+    """The default (``library``, ``method="linear"``) and candidate (b) (:data:`CANDIDATE`,
+    the de-shrunk interval at the fixed posterior mean of H) at each Hessian share in
+    ``shares`` (``"rule"`` = ``hessian_share(n, eps)``), on data sets ``start ...`` of the
+    fresh stream ``seed`` (default ``SHARE_SEEDS[x1_low, n]``). Per data set the data are the
+    same for every share (``release`` draws them first); the fit gets ``(1 - share) eps`` and
+    the Hessian ``share eps``, so every interval spends exactly ``eps``. A fit with the whole
+    ``eps`` on the same data (its own generator ``default_rng([seed, i, 2])``) gives the
+    equal-budget oracle. The replayed library interval is asserted equal to
+    ``conf_int(method="linear")`` on the first data set of every share (the replay is
+    :func:`library_and_candidates`)."""
+    from dpreg import BudgetAccountant, ObjectivePerturbationLogistic  # noqa: PLC0415
+    from dpreg.linear_model import _inference_logistic as il  # noqa: PLC0415
+
+    seed = SHARE_SEEDS[x1_low, n] if seed is None else seed
+    values = [il.hessian_share(n, eps) if s == "rule" else float(s) for s in shares]
+    values = list({f"{v:g}": v for v in values}.values())  # the rule's share may be listed
+    ledger, t = BudgetAccountant(), time.process_time()
+    out = {f"{k}_{v:g}": [] for v in values for k in ("est", "deshrunk", "library", "b")}
+    out["full"] = []
+    for i in range(start, start + reps):
+        for v in values:
+            m, X, y, _ = release(n, eps, seed, i, ledger, v, x1_low)
+            ci = library_and_candidates(m, fixed=("posterior mean",))[1]
+            if i == start:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    assert np.array_equal(ci["library"], m.conf_int(method="linear"))
+            out[f"est_{v:g}"].append(np.r_[m.intercept_, m.coef_.ravel()])
+            out[f"deshrunk_{v:g}"].append(deshrunk(m, X))
+            out[f"library_{v:g}"].append(ci["library"])
+            out[f"b_{v:g}"].append(ci[CANDIDATE])
+        full = ObjectivePerturbationLogistic(
+            epsilon=eps,
+            bounds_X=(-1, 1),
+            classes=[0, 1],
+            random_state=np.random.default_rng([seed, i, 2]),
+            accountant=ledger,
+        ).fit(X, y)
+        out["full"].append(np.r_[full.intercept_, full.coef_.ravel()])
+    cpu = time.process_time() - t
+    path = _share_name(n, eps, seed, start, x1_low)
+    np.savez(path, rule=il.hessian_share(n, eps), **{k: np.array(v) for k, v in out.items()})
+    print(
+        f"n = {n}, eps = {eps:g}, x1 ~ U[{x1_low:g}, 1], seed {seed}, data sets "
+        f"{start}-{start + reps - 1}, shares {values}: {cpu:.0f} CPU-s"
+    )
+    print(share_table([path]))
+
+
+def _share_load(paths):
+    parts = [np.load(p) for p in paths]
+    rule = float(parts[0]["rule"])
+    keys = [k for k in parts[0].files if k != "rule"]
+    return rule, {k: np.concatenate([p[k] for p in parts]) for k in keys}
+
+
+def _spread(a):
+    lo, hi = np.quantile(a, [0.025, 0.975], axis=0)
+    return hi - lo
+
+
+def share_rows(paths):
+    """One row per (share, interval, coordinate) of the concatenated ``share_sweep`` files:
+    coverage and its Monte Carlo sd, mean width over (i) the released estimator's own spread
+    at that share, (ii) the whole-eps fit's spread (the equal-budget oracle: the same for
+    every share) and (iii) the de-shrunk oracle at that share, and over the default's mean
+    width (the library at the rule's share, same data sets); ``own_over_full`` is the
+    estimator's own spread at that share over the whole-eps fit's (what the share costs the
+    estimate itself)."""
+    from ._inference_cells import LOGIT_NAMES  # noqa: PLC0415
+
+    rule, d = _share_load(paths)
+    rule = f"{rule:g}"
+    full = _spread(d["full"])
+    default_w = d[f"library_{rule}"][:, :, 1] - d[f"library_{rule}"][:, :, 0]
+    rows = []
+    for share in sorted({k.split("_")[1] for k in d if k.startswith("est_")}, key=float):
+        own, de = _spread(d[f"est_{share}"]), _spread(d[f"deshrunk_{share}"])
+        for name, label in (("library", "library (default)"), ("b", "(b) " + CANDIDATE)):
+            ci = d[f"{name}_{share}"]
+            w = ci[:, :, 1] - ci[:, :, 0]
+            hit = (ci[:, :, 0] <= LOGIT_BETA) & (LOGIT_BETA <= ci[:, :, 1])
+            for j, param in enumerate(LOGIT_NAMES):
+                c = hit[:, j].mean()
+                rows.append(
+                    dict(
+                        share=float(share),
+                        rule_share=share == rule,
+                        interval=label,
+                        param=param,
+                        reps=len(ci),
+                        coverage=c,
+                        coverage_mc_sd=np.sqrt(c * (1 - c) / len(ci)),
+                        width_over_own=w[:, j].mean() / own[j],
+                        width_over_full=w[:, j].mean() / full[j],
+                        width_over_deshrunk=w[:, j].mean() / de[j],
+                        width_over_default=w[:, j].mean() / default_w[:, j].mean(),
+                        own_over_full=own[j] / full[j],
+                        infinite=int(np.sum(~np.isfinite(w[:, j]))),
+                    )
+                )
+    return rows
+
+
+def share_table(paths):
+    rows = share_rows(paths)
+    lines = [
+        f"{rows[0]['reps']} data sets; widths are means over data sets",
+        "| share | interval | coverage const / x1 / x2 (MC sd) | width / own | width / whole-eps "
+        "| width / de-shrunk | width / default | own / whole-eps |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in range(0, len(rows), 3):
+        g = rows[r : r + 3]
+
+        def f(k, p=2, g=g):
+            return " / ".join(f"{x[k]:.{p}f}" for x in g)
+
+        sd = max(x["coverage_mc_sd"] for x in g)
+        share = f"{g[0]['share']:g}" + (" (rule)" if g[0]["rule_share"] else "")
+        lines.append(
+            f"| {share} | {g[0]['interval']} | {f('coverage', 3)} ({sd:.3f}) "
+            f"| {f('width_over_own')} | {f('width_over_full')} | {f('width_over_deshrunk')} "
+            f"| {f('width_over_default')} | {f('own_over_full')} |"
+        )
+    return "\n".join(lines)
+
+
+#: The cells of ``share-csv``: (n, epsilon, x1_low, seed): the brief of session 12 on the
+#: streams of :data:`SHARE_SEEDS`, then the confirmation of the n * eps = 250 cell on two more
+#: fresh streams (1211, 1212), run after the first results suggested the uncapped share.
+SHARE_CELLS = (
+    (1000, 0.25, -0.3, 1201),
+    (1000, 1.0, -0.3, 1201),
+    (1000, 0.25, -1.0, 1202),
+    (1000, 1.0, -1.0, 1202),
+    (1000, 4.0, -1.0, 1202),
+    (10000, 0.25, -1.0, 1203),
+    (10000, 1.0, -1.0, 1203),
+    (1000, 0.25, -0.3, 1211),
+    (1000, 0.25, -1.0, 1212),
+)
+
+
+def write_share_csv():
+    """``benchmarks/results/inference_logistic_share.csv`` from every ``share`` array of the
+    cells :data:`SHARE_CELLS` (chunks concatenated; a re-scoring, no fits)."""
+    import pandas as pd  # noqa: PLC0415
+
+    rows = []
+    for n, eps, x1_low, seed in SHARE_CELLS:
+        paths = sorted(RESULTS.glob(_share_name(n, eps, seed, "*", x1_low).name))
+        design = "centred" if x1_low == -1 else f"x1 ~ U[{x1_low:g}, 1]"
+        for r in share_rows(paths):
+            rows.append(dict(design=design, n=n, epsilon=eps, seed=seed, **r))
+    df = pd.DataFrame(rows)
+    df.to_csv(RESULTS / "inference_logistic_share.csv", index=False, float_format="%.4f")
+    print(df.round(3).to_string(index=False))
+
+
 def _key(k):
     return k.replace(" ", "_").replace(",", "").replace(":", "")
 
@@ -346,6 +530,14 @@ def main(argv):
         support(float(argv[1]), int(argv[2]), int(argv[3]))
     elif argv[0] == "committed":
         committed(int(argv[1]), int(argv[2]), int(argv[3]))
+    elif argv[0] == "share":
+        n, eps, reps, start = int(argv[1]), float(argv[2]), int(argv[3]), int(argv[4])
+        seed = int(argv[7]) if len(argv) > 7 else None
+        share_sweep(n, eps, reps, start, float(argv[5]), argv[6].split(","), seed)
+    elif argv[0] == "share-table":
+        print(share_table(argv[1:]))
+    elif argv[0] == "share-csv":
+        write_share_csv()
     elif argv[0] == "csv":
         write_csv()
     elif argv[0] == "table":
