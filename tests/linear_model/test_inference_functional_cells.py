@@ -10,9 +10,10 @@ import warnings
 
 import numpy as np
 import pytest
+from _functional_cells import cell_model
 from scipy import stats
 
-from dpreg import BudgetAccountant, FunctionalLinearRegression
+from dpreg import BudgetAccountant
 from dpreg.linear_model import _inference as inf
 from dpreg.linear_model.functional import sufficient_statistics
 
@@ -23,14 +24,7 @@ def _fit(n, eps, rng, acc):
     X = rng.uniform(-1, 1, size=(n, 2))
     y = BETA[0] + X @ BETA[1:] + rng.standard_normal(n)
     stats_ = sufficient_statistics(X, y, (-1, 1), (-7, 9))
-    return FunctionalLinearRegression(
-        epsilon=eps,
-        bounds_X=(-1, 1),
-        bounds_y=(-7, 9),
-        inference_share=0.1,
-        random_state=rng,
-        accountant=acc,
-    ).fit_statistics(stats_)
+    return cell_model(eps, rng, acc).fit_statistics(stats_)
 
 
 def test_bootstrap_draws_are_independent_across_releases():

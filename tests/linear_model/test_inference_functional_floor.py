@@ -11,8 +11,9 @@ with de-noised eigenvalues and a de-shrunk estimate whose replicates apply the s
 
 import numpy as np
 import pytest
+from _functional_cells import cell_model
 
-from dpreg import BudgetAccountant, FunctionalLinearRegression
+from dpreg import BudgetAccountant
 from dpreg.linear_model import _inference as inf
 from dpreg.linear_model.functional import solve_normal_equations
 
@@ -26,14 +27,7 @@ def _data(n, rng, x1_low):
 
 
 def _fit(X, y, eps, rng, acc):
-    return FunctionalLinearRegression(
-        epsilon=eps,
-        bounds_X=(-1, 1),
-        bounds_y=(-7, 9),
-        inference_share=0.1,
-        random_state=rng,
-        accountant=acc,
-    ).fit(X, y)
+    return cell_model(eps, rng, acc).fit(X, y)
 
 
 def _intervals(model, n_boot=200):

@@ -15,8 +15,9 @@ import warnings
 
 import numpy as np
 import pytest
+from _functional_cells import cell_model
 
-from dpreg import BudgetAccountant, FunctionalLinearRegression
+from dpreg import BudgetAccountant
 from dpreg.linear_model import _inference as inf
 from dpreg.linear_model.functional import sufficient_statistics
 
@@ -33,14 +34,7 @@ def _stats(n, rng):
 
 
 def _fit(stats_, eps, rng, acc):
-    return FunctionalLinearRegression(
-        epsilon=eps,
-        bounds_X=(-1, 1),
-        bounds_y=(-7, 9),
-        inference_share=0.1,
-        random_state=rng,
-        accountant=acc,
-    ).fit_statistics(stats_)
+    return cell_model(eps, rng, acc).fit_statistics(stats_)
 
 
 def _former(mp):
