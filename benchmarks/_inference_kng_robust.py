@@ -44,8 +44,12 @@ sits in the box along that direction; with ``NAME`` writes ``benchmarks/results/
 (:func:`edge_distances`).
 ``remedy START STOP DIR``: the user-side remedy (session 12): the same cell and data sets with
 public bounds that centre x1 (:data:`REMEDY_BOUNDS`), chunked into ``DIR``
-(:func:`remedy_run`); ``remedy-score DIR [NAME]``: its coverage and widths against four
-oracles, paired with session 11's intervals of the same data sets (:func:`remedy_score`).
+(:func:`remedy_run`); ``remedy-score DIR [NAME [FILE]]`` (``NAME`` empty: no CSV): its
+coverage and widths against five oracles, paired with session 11's intervals of the same
+data sets (:func:`remedy_score`);
+``remedy-oracle COUNT [FILE]``: both cells' released estimates of ``COUNT`` data sets for
+the pooled oracle (:func:`remedy_oracle`; ``remedy-score`` reads ``FILE``, default
+:data:`POOL`).
 The CPU seconds of the run are printed.
 """
 
@@ -102,11 +106,11 @@ def box_reach(point, v, lo, hi):
     return float(t.max()), float(u.min())
 
 
-def releases(ids, seed=SEED, n=N, eps=EPS, x1_low=X1_LOW):
-    """Yield ``(i, X, y, model)``: data set ``i`` of ``kng_cells(..., x1_low=x1_low)`` with its
-    fit and curvature release (the same draws: the stream is consumed in the same order).
-    ``x1_low = -1`` with ``seed = 4000 + N_GRID.index(n)``: the committed centred cell's
-    releases (``_inference_kng_sim run``)."""
+def releases(ids, seed=SEED, n=N, eps=EPS, x1_low=X1_LOW, bounds_X=(-1, 1)):
+    """Yield ``(i, X, y, model)``: data set ``i`` of ``kng_cells(..., x1_low=x1_low,
+    bounds_X=bounds_X)`` with its fit and curvature release (the same draws: the stream is
+    consumed in the same order). ``x1_low = -1`` with ``seed = 4000 + N_GRID.index(n)``: the
+    committed centred cell's releases (``_inference_kng_sim run``)."""
     share = cells_mod.KNG_SHARE
     for i in ids:
         rng = np.random.default_rng([seed, i])
@@ -114,7 +118,7 @@ def releases(ids, seed=SEED, n=N, eps=EPS, x1_low=X1_LOW):
         y = cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + rng.standard_normal(n)
         model = KNGQuantileRegressor(
             epsilon=(1 - share) * eps,
-            bounds_X=(-1, 1),
+            bounds_X=bounds_X,
             bounds_y=(-7, 9),
             random_state=rng,
             progress_bar=False,
@@ -439,17 +443,19 @@ def scaled_pop_gram(bounds_X):
     return T @ POP_GRAM @ T.T
 
 
-def remedy_rows(label, bounds_X, cell, chosen, ids, rng, n_asym=200_000):
+def remedy_rows(label, bounds_X, cell, chosen, ids, rng, pool=None, n_asym=200_000):
     """Scored rows (``benchmarks.inference.score``) of data sets ``ids`` of one cell
     (``load_chunks``): coverage with its Monte Carlo sd, where the truth falls outside, the
-    mean width against four oracles (as ``benchmarks.inference.kng_score``): the spread of
-    this cell's released fits (``width_ratio``: few data sets, noisy), of its whole-epsilon
-    fits (``_full``), and the asymptotic laws of both (``_asym``, ``_full_asym``:
+    mean width against the oracles of ``benchmarks.inference.kng_score``: the spread of
+    this cell's released fits (``width_ratio``: few data sets, noisy; ``_pool``: of the
+    released estimates ``pool`` of many data sets, :func:`remedy_oracle`), of its
+    whole-epsilon fits (``_full``), and the asymptotic laws of both (``_asym``, ``_full_asym``:
     ``kng_asymptotic`` with the population Gram matrix of the *scaled* design, mapped to user
     units by :func:`_to_user`; with ``bounds_X = (-1, 1)`` that is ``POP_GRAM``, with
     :data:`REMEDY_BOUNDS` the centred ``diag(1, 1/3, 1/3)``). Also the methods ``auto`` chose
     and how many releases lie farther than ``PLATEAU`` from theta0 along the weak direction of
-    the (user-unit) design."""
+    the (user-unit) design (``plateau_releases``) and farther than ``PLATEAU`` from theta0 in
+    some *scaled* coordinate (``far_scaled``; the committed centred cell: 3 of 100)."""
     from .inference import score, with_full_oracle  # noqa: PLC0415
 
     est, ci, full, (ball, scale) = cell
@@ -457,10 +463,11 @@ def remedy_rows(label, bounds_X, cell, chosen, ids, rng, n_asym=200_000):
     truth = cells_mod.KNG_BETA
     rows = score(N, EPS, est, ci, truth, cells_mod.KNG_NAMES, "kng")
     to_user = _to_user(bounds_X)
+    to_scaled = lambda u: np.linalg.solve(to_user(np.eye(3)).T, u.T).T  # noqa: E731
     lo, hi = (np.asarray(b, float) for b in bounds_X)
     gram = N * scaled_pop_gram(bounds_X)
     full_scale = scale / (1.0 - cells_mod.KNG_SHARE)  # scale = epsilon / (2 Delta)
-    refs = {"full": full}
+    refs = {"full": full} if pool is None else {"pool": pool, "full": full}
     for key, sc in (("asym", scale), ("full_asym", full_scale)):
         refs[key] = to_user(cells_mod.kng_asymptotic(N, ball, sc, n_asym, rng, gram=gram))
     for key, draws in refs.items():
@@ -481,16 +488,34 @@ def remedy_rows(label, bounds_X, cell, chosen, ids, rng, n_asym=200_000):
             truth_above=float((truth[j] > ci[:, j, 1]).mean()),
             methods=methods,
             plateau_releases=int(np.sum(np.abs((est - truth) @ v) > PLATEAU)),
+            far_scaled=int(np.sum(np.abs(to_scaled(est - truth)).max(1) > PLATEAU)),
+            oracle_reps_pool=0 if pool is None else len(pool),
         )
     cover = (ci[:, :, 0] <= truth) & (truth <= ci[:, :, 1])
     return rows, cover, np.abs((est - truth) @ v) > PLATEAU
 
 
 #: the oracles of :func:`remedy_rows` (column suffixes)
-ORACLES = ("", "_full", "_asym", "_full_asym")
+ORACLES = ("", "_pool", "_full", "_asym", "_full_asym")
+#: ``remedy_oracle``'s file: the released estimates of both bounds on many data sets
+POOL = "/tmp/kngremedy/pool.npz"
 
 
-def remedy_score(folder, name=None):
+def remedy_oracle(count, path=POOL):
+    """The released estimates (fit and curvature release, no interval: :func:`releases`) of
+    data sets ``0 .. count - 1`` under session 11's bounds (``s11``) and the remedy's
+    (``remedy``), saved to ``path``: the pooled oracle of both cells (as the committed cell's
+    600-data-set spread); the first data sets replay the coverage runs' releases
+    (:func:`remedy_score` checks that)."""
+    out = {}
+    for key, bounds in (("s11", (-1, 1)), ("remedy", REMEDY_BOUNDS)):
+        rows = releases(range(count), bounds_X=bounds)
+        out[key] = np.array([np.r_[m.intercept_, m.coef_] for _, _, _, m in rows])
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, **out)
+
+
+def remedy_score(folder, name=None, pool=POOL):
     """Score a :func:`remedy_run` folder against session 11's intervals of the *same* data sets
     (paired: the same data, other privacy draws; ``CHUNKS``) and print per data set which of
     the two covers; with ``name`` writes ``benchmarks/results/NAME.csv``."""
@@ -498,19 +523,30 @@ def remedy_score(folder, name=None):
     cell11, chosen11, ids11 = load_chunks(CHUNKS)
     if not np.array_equal(ids11, np.arange(len(ids11))):
         raise SystemExit(f"{CHUNKS}: data sets {ids11}")
+    pooled = dict(np.load(pool)) if Path(pool).exists() else {}
+    for key, c, at in (("s11", cell11, ids), ("remedy", cell, np.arange(len(ids)))):
+        k = ids < len(pooled.get(key, []))
+        if k.any() and not np.array_equal(pooled[key][ids[k]], c[0][at[k]]):
+            raise SystemExit(f"{pool}: {key} does not replay the coverage run's releases")
+        print(f"{pool}: {key} replays the run's releases of {k.sum()} data sets")
+    print(f"pooled oracle: {len(pooled.get('s11', []))} data sets ({pool})")
     rng = np.random.default_rng(SEED + 10**6)
     at = np.arange(len(ids))  # the remedy cell holds only data sets ids, in order
-    rows, cover, far = remedy_rows("remedy", REMEDY_BOUNDS, cell, chosen, at, rng)
+    rows, cover, far = remedy_rows(
+        "remedy", REMEDY_BOUNDS, cell, chosen, at, rng, pooled.get("remedy")
+    )
     bounds11 = (-np.ones(2), np.ones(2))
-    rows11, cover11, far11 = remedy_rows("session 11", bounds11, cell11, chosen11, ids, rng)
+    rows11, cover11, far11 = remedy_rows(
+        "session 11", bounds11, cell11, chosen11, ids, rng, pooled.get("s11")
+    )
     for r in rows:
         r["data_sets"] = ",".join(map(str, ids)) if len(ids) < 10 else f"{ids[0]}-{ids[-1]}"
     df = pd.DataFrame(rows11 + rows)
     keys = ["interval", "param", "reps", "coverage", "coverage_se_observed"]
     widths = ["mean_width", *(f"oracle_width{k}" for k in ORACLES)]
     widths += [f"width_ratio{k}" for k in ORACLES]
-    more = ["truth_below", "truth_above", "methods", "plateau_releases"]
-    for cols in (keys + more, keys[:2] + widths):
+    more = ["truth_below", "truth_above", "methods", "plateau_releases", "far_scaled"]
+    for cols in (keys + more, keys[:2] + [c for c in widths if c in df]):
         print(df[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     mark = lambda c: "".join("+" if x else "-" for x in c)  # noqa: E731
     for k, i in enumerate(ids):
@@ -536,8 +572,10 @@ def main(argv):
         run(ids, argv[3], worlds)
     elif argv[0] == "remedy":
         remedy_run(int(argv[1]), int(argv[2]), argv[3])
+    elif argv[0] == "remedy-oracle":
+        remedy_oracle(int(argv[1]), argv[2] if len(argv) > 2 else POOL)
     elif argv[0] == "remedy-score":
-        remedy_score(argv[1], argv[2] if len(argv) > 2 else None)
+        remedy_score(argv[1], argv[2] if len(argv) > 2 else None, *argv[3:4])
     elif argv[0] == "far":
         far_releases(argv[1] if len(argv) > 1 else None)
     elif argv[0] == "edge":
