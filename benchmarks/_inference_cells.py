@@ -226,7 +226,16 @@ def shifted_x1(X, x1_low):
 
 
 def kng_cells(
-    n, reps, n_boot, seed, eps_grid=EPS_GRID, share=KNG_SHARE, full_fits=True, start=0, x1_low=-1.0
+    n,
+    reps,
+    n_boot,
+    seed,
+    eps_grid=EPS_GRID,
+    share=KNG_SHARE,
+    full_fits=True,
+    start=0,
+    x1_low=-1.0,
+    bounds_X=(-1, 1),
 ):
     """Median regression, ``y = 1 + 2 x1 - x2 + N(0, 1)``, ``x ~ U[-1, 1]^2`` (``x1 ~
     U[x1_low, 1]`` when ``x1_low > -1``, :func:`shifted_x1`).
@@ -241,13 +250,15 @@ def kng_cells(
     (2 Delta)``). With ``full_fits=False`` ``full`` is empty: at n = 1e5 a fit costs seconds
     and the asymptotic law is then an accurate oracle. Data set ``i`` (``start <= i < start +
     reps``) has its own stream ``default_rng([seed, i])``, so a run can be split into chunks
-    and concatenated (:func:`concat_cells`) with the same result."""
+    and concatenated (:func:`concat_cells`) with the same result. ``bounds_X``: the public
+    feature bounds of every fit (the data, their stream and ``bounds_y`` are unchanged; e.g.
+    ``((x1_low, -1), (1, 1))`` centres the scaled x1, ``_inference_kng_robust remedy``)."""
     from dpreg import KNGQuantileRegressor  # noqa: PLC0415
 
     def fit(X, y, epsilon, rng):
         return KNGQuantileRegressor(
             epsilon=epsilon,
-            bounds_X=(-1, 1),
+            bounds_X=bounds_X,
             bounds_y=(-7, 9),
             random_state=rng,
             progress_bar=False,

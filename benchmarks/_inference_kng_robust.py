@@ -42,6 +42,14 @@ sits in the box along that direction; with ``NAME`` writes ``benchmarks/results/
 ``centred CENTRED_DIR``: both orientations on the committed centred cell (:func:`centred`).
 ``edge``: theta~'s distance to the box edge along the released weak direction
 (:func:`edge_distances`).
+``remedy START STOP DIR``: the user-side remedy (session 12): the same cell and data sets with
+public bounds that centre x1 (:data:`REMEDY_BOUNDS`), chunked into ``DIR``
+(:func:`remedy_run`); ``remedy-score DIR [NAME [FILE]]`` (``NAME`` empty: no CSV): its
+coverage and widths against five oracles, paired with session 11's intervals of the same
+data sets (:func:`remedy_score`);
+``remedy-oracle COUNT [FILE]``: both cells' released estimates of ``COUNT`` data sets for
+the pooled oracle (:func:`remedy_oracle`; ``remedy-score`` reads ``FILE``, default
+:data:`POOL`).
 The CPU seconds of the run are printed.
 """
 
@@ -53,6 +61,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -63,7 +72,7 @@ from dpreg.linear_model import _inference_quantile as iq
 
 from . import _inference_cells as cells_mod
 from ._inference_kng_sim import N_SIM, _variant
-from ._inference_robust import POP_GRAM, X1_LOW
+from ._inference_robust import POP_GRAM, X1_LOW, kng_chunk
 
 N, EPS, SEED = 1000, 0.25, 15025
 #: session 11's chunks of this cell (``_inference_robust kng 0.25 START 5 15025 DIR``)
@@ -73,6 +82,11 @@ WORLDS = ("exact", "own_x", "true_g")
 #: weak direction (the core's sd there is about 0.6 with the true Gram matrix)
 PLATEAU = 3.0
 RESULTS = Path(__file__).parent / "results"
+#: the user-side remedy (:func:`remedy_run`): public bounds of x1 at its support, so the scaled
+#: x1 is U[-1, 1]; x2's bounds as before
+REMEDY_BOUNDS = ((X1_LOW, -1.0), (1.0, 1.0))
+#: data sets per chunk file of a remedy run (session 11's chunks of this cell held 5)
+REMEDY_CHUNK = 5
 
 
 def weak_direction():
@@ -92,11 +106,11 @@ def box_reach(point, v, lo, hi):
     return float(t.max()), float(u.min())
 
 
-def releases(ids, seed=SEED, n=N, eps=EPS, x1_low=X1_LOW):
-    """Yield ``(i, X, y, model)``: data set ``i`` of ``kng_cells(..., x1_low=x1_low)`` with its
-    fit and curvature release (the same draws: the stream is consumed in the same order).
-    ``x1_low = -1`` with ``seed = 4000 + N_GRID.index(n)``: the committed centred cell's
-    releases (``_inference_kng_sim run``)."""
+def releases(ids, seed=SEED, n=N, eps=EPS, x1_low=X1_LOW, bounds_X=(-1, 1)):
+    """Yield ``(i, X, y, model)``: data set ``i`` of ``kng_cells(..., x1_low=x1_low,
+    bounds_X=bounds_X)`` with its fit and curvature release (the same draws: the stream is
+    consumed in the same order). ``x1_low = -1`` with ``seed = 4000 + N_GRID.index(n)``: the
+    committed centred cell's releases (``_inference_kng_sim run``)."""
     share = cells_mod.KNG_SHARE
     for i in ids:
         rng = np.random.default_rng([seed, i])
@@ -104,7 +118,7 @@ def releases(ids, seed=SEED, n=N, eps=EPS, x1_low=X1_LOW):
         y = cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + rng.standard_normal(n)
         model = KNGQuantileRegressor(
             epsilon=(1 - share) * eps,
-            bounds_X=(-1, 1),
+            bounds_X=bounds_X,
             bounds_y=(-7, 9),
             random_state=rng,
             progress_bar=False,
@@ -147,13 +161,26 @@ def world_draws(model, X, name):
         return iq.simulate_from(model, np.zeros((N_SIM, d, d)), np.ones(N_SIM), rng)
 
 
-def library_intervals(folder=CHUNKS, eps=EPS):
-    """Session 11's default (``auto``) intervals and released estimates of this cell."""
-    chunks = []
+def load_chunks(folder=CHUNKS, eps=EPS):
+    """The chunks of an ``_inference_robust kng`` (or :func:`remedy_run`) folder:
+    ``((est, ci, full, law), chosen, ids)``, ``kng_cells``' cell, the method ``auto`` chose per
+    interval and the data sets' numbers, in data-set order."""
+    chunks, chosen, ids = [], [], []
     for p in sorted(Path(folder).glob(f"kng_{eps:g}_*.pkl")):
         with open(p, "rb") as f:
-            chunks.append(pickle.load(f)[0])
-    est, ci, _, _ = cells_mod.concat_cells(chunks)[eps]
+            cells, log = pickle.load(f)
+        chunks.append(cells)
+        chosen += log
+        start = int(p.stem.rsplit("_", 1)[1])
+        ids += range(start, start + len(cells[eps][0]))
+    return cells_mod.concat_cells(chunks)[eps], chosen, np.array(ids)
+
+
+def library_intervals(folder=CHUNKS, eps=EPS):
+    """Session 11's default (``auto``) intervals and released estimates of this cell."""
+    (est, ci, _, _), _, ids = load_chunks(folder, eps)
+    if not np.array_equal(ids, np.arange(len(ids))):
+        raise SystemExit(f"{folder}: data sets {ids}, not 0 .. {len(ids) - 1}")
     return est, ci
 
 
@@ -380,6 +407,161 @@ def edge_distances(n_centred=100):
         )
 
 
+def remedy_run(start, stop, folder):
+    """The user-side remedy on session 11's data sets ``start .. stop - 1`` (issue 15): the
+    same cell (``_inference_robust.kng_chunk``: same stream ``SEED``, data, ``bounds_y``, budget
+    split and ``conf_int(0.05, n_boot=1000)`` with ``method="auto"``, whole-epsilon fits) with
+    the public feature bounds :data:`REMEDY_BOUNDS`; chunks of :data:`REMEDY_CHUNK` data sets
+    pickled to ``folder`` with the method ``auto`` chose per interval."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    for first in range(start, stop, REMEDY_CHUNK):
+        t = time.process_time()
+        count = min(REMEDY_CHUNK, stop - first)
+        path = kng_chunk(EPS, first, count, SEED, folder, bounds_X=REMEDY_BOUNDS)
+        print(path, f"cpu s {time.process_time() - t:.1f}", flush=True)
+
+
+def _to_user(bounds_X):
+    """Scaled parameters (rows) to user units under public feature bounds ``bounds_X`` (the
+    library's map, ``_inference_quantile._user_units``, given the public scaling only)."""
+    lo, hi = (np.asarray(b, float) for b in bounds_X)
+    scaling = SimpleNamespace(
+        fit_intercept=True, active=np.arange(lo.size), mid=(lo + hi) / 2.0, half=(hi - lo) / 2.0
+    )
+    return lambda thetas: iq._user_units(scaling, thetas)
+
+
+def scaled_pop_gram(bounds_X):
+    """The population Gram matrix per row of the *scaled* design ``(1, (x - mid) / half)``
+    under public feature bounds ``bounds_X`` (``x1 ~ U[X1_LOW, 1]``, ``x2 ~ U[-1, 1]``):
+    ``T POP_GRAM T^T`` with the scaled row ``T (1, x1, x2)``. ``(-1, 1)``: ``POP_GRAM``;
+    :data:`REMEDY_BOUNDS`: ``diag(1, 1/3, 1/3)``, the committed centred design's."""
+    lo, hi = (np.asarray(b, float) for b in bounds_X)
+    half, mid = (hi - lo) / 2.0, (hi + lo) / 2.0
+    T = np.eye(3)
+    T[1:, 0], T[1:, 1:] = -mid / half, np.diag(1.0 / half)
+    return T @ POP_GRAM @ T.T
+
+
+def remedy_rows(label, bounds_X, cell, chosen, ids, rng, pool=None, n_asym=200_000):
+    """Scored rows (``benchmarks.inference.score``) of data sets ``ids`` of one cell
+    (``load_chunks``): coverage with its Monte Carlo sd, where the truth falls outside, the
+    mean width against the oracles of ``benchmarks.inference.kng_score``: the spread of
+    this cell's released fits (``width_ratio``: few data sets, noisy; ``_pool``: of the
+    released estimates ``pool`` of many data sets, :func:`remedy_oracle`), of its
+    whole-epsilon fits (``_full``), and the asymptotic laws of both (``_asym``, ``_full_asym``:
+    ``kng_asymptotic`` with the population Gram matrix of the *scaled* design, mapped to user
+    units by :func:`_to_user`; with ``bounds_X = (-1, 1)`` that is ``POP_GRAM``, with
+    :data:`REMEDY_BOUNDS` the centred ``diag(1, 1/3, 1/3)``). Also the methods ``auto`` chose
+    and how many releases lie farther than ``PLATEAU`` from theta0 along the weak direction of
+    the (user-unit) design (``plateau_releases``) and farther than ``PLATEAU`` from theta0 in
+    some *scaled* coordinate (``far_scaled``; the committed centred cell: 3 of 100)."""
+    from .inference import score, with_full_oracle  # noqa: PLC0415
+
+    est, ci, full, (ball, scale) = cell
+    est, ci, full, used = est[ids], ci[ids], full[ids], np.asarray(chosen)[ids]
+    truth = cells_mod.KNG_BETA
+    rows = score(N, EPS, est, ci, truth, cells_mod.KNG_NAMES, "kng")
+    to_user = _to_user(bounds_X)
+    to_scaled = lambda u: np.linalg.solve(to_user(np.eye(3)).T, u.T).T  # noqa: E731
+    lo, hi = (np.asarray(b, float) for b in bounds_X)
+    gram = N * scaled_pop_gram(bounds_X)
+    full_scale = scale / (1.0 - cells_mod.KNG_SHARE)  # scale = epsilon / (2 Delta)
+    refs = {"full": full} if pool is None else {"pool": pool, "full": full}
+    for key, sc in (("asym", scale), ("full_asym", full_scale)):
+        refs[key] = to_user(cells_mod.kng_asymptotic(N, ball, sc, n_asym, rng, gram=gram))
+    for key, draws in refs.items():
+        with_full_oracle(rows, draws, key)
+    v, _ = weak_direction()
+    methods = ",".join(f"{m}:{np.sum(used == m)}" for m in sorted(set(used)))
+    for j, r in enumerate(rows):
+        p = r["coverage"]
+        r.update(
+            interval=label,
+            bounds_x1=f"({lo[0]:g}, {hi[0]:g})",
+            design=f"x1~U[{X1_LOW:g},1]",
+            seed=SEED,
+            data_sets=f"{ids[0]}-{ids[-1]}",
+            coverage_mc_sd=float(np.sqrt(0.05 * 0.95 / len(ids))),
+            coverage_se_observed=float(np.sqrt(p * (1.0 - p) / len(ids))),
+            truth_below=float((truth[j] < ci[:, j, 0]).mean()),
+            truth_above=float((truth[j] > ci[:, j, 1]).mean()),
+            methods=methods,
+            plateau_releases=int(np.sum(np.abs((est - truth) @ v) > PLATEAU)),
+            far_scaled=int(np.sum(np.abs(to_scaled(est - truth)).max(1) > PLATEAU)),
+            oracle_reps_pool=0 if pool is None else len(pool),
+        )
+    cover = (ci[:, :, 0] <= truth) & (truth <= ci[:, :, 1])
+    return rows, cover, np.abs((est - truth) @ v) > PLATEAU
+
+
+#: the oracles of :func:`remedy_rows` (column suffixes)
+ORACLES = ("", "_pool", "_full", "_asym", "_full_asym")
+#: ``remedy_oracle``'s file: the released estimates of both bounds on many data sets
+POOL = "/tmp/kngremedy/pool.npz"
+
+
+def remedy_oracle(count, path=POOL):
+    """The released estimates (fit and curvature release, no interval: :func:`releases`) of
+    data sets ``0 .. count - 1`` under session 11's bounds (``s11``) and the remedy's
+    (``remedy``), saved to ``path``: the pooled oracle of both cells (as the committed cell's
+    600-data-set spread); the first data sets replay the coverage runs' releases
+    (:func:`remedy_score` checks that)."""
+    out = {}
+    for key, bounds in (("s11", (-1, 1)), ("remedy", REMEDY_BOUNDS)):
+        rows = releases(range(count), bounds_X=bounds)
+        out[key] = np.array([np.r_[m.intercept_, m.coef_] for _, _, _, m in rows])
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, **out)
+
+
+def remedy_score(folder, name=None, pool=POOL):
+    """Score a :func:`remedy_run` folder against session 11's intervals of the *same* data sets
+    (paired: the same data, other privacy draws; ``CHUNKS``) and print per data set which of
+    the two covers; with ``name`` writes ``benchmarks/results/NAME.csv``."""
+    cell, chosen, ids = load_chunks(folder)  # ids increasing (chunk files sorted by start)
+    cell11, chosen11, ids11 = load_chunks(CHUNKS)
+    if not np.array_equal(ids11, np.arange(len(ids11))):
+        raise SystemExit(f"{CHUNKS}: data sets {ids11}")
+    pooled = dict(np.load(pool)) if Path(pool).exists() else {}
+    for key, c, at in (("s11", cell11, ids), ("remedy", cell, np.arange(len(ids)))):
+        k = ids < len(pooled.get(key, []))
+        if k.any() and not np.array_equal(pooled[key][ids[k]], c[0][at[k]]):
+            raise SystemExit(f"{pool}: {key} does not replay the coverage run's releases")
+        print(f"{pool}: {key} replays the run's releases of {k.sum()} data sets")
+    print(f"pooled oracle: {len(pooled.get('s11', []))} data sets ({pool})")
+    rng = np.random.default_rng(SEED + 10**6)
+    at = np.arange(len(ids))  # the remedy cell holds only data sets ids, in order
+    rows, cover, far = remedy_rows(
+        "remedy", REMEDY_BOUNDS, cell, chosen, at, rng, pooled.get("remedy")
+    )
+    bounds11 = (-np.ones(2), np.ones(2))
+    rows11, cover11, far11 = remedy_rows(
+        "session 11", bounds11, cell11, chosen11, ids, rng, pooled.get("s11")
+    )
+    for r in rows:
+        r["data_sets"] = ",".join(map(str, ids)) if len(ids) < 10 else f"{ids[0]}-{ids[-1]}"
+    df = pd.DataFrame(rows11 + rows)
+    keys = ["interval", "param", "reps", "coverage", "coverage_se_observed"]
+    widths = ["mean_width", *(f"oracle_width{k}" for k in ORACLES)]
+    widths += [f"width_ratio{k}" for k in ORACLES]
+    more = ["truth_below", "truth_above", "methods", "plateau_releases", "far_scaled"]
+    for cols in (keys + more, keys[:2] + [c for c in widths if c in df]):
+        print(df[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    mark = lambda c: "".join("+" if x else "-" for x in c)  # noqa: E731
+    for k, i in enumerate(ids):
+        print(
+            f"{i:3d} session 11 {mark(cover11[k])}{' plateau' if far11[k] else '        '}  "
+            f"remedy {mark(cover[k])}{' plateau' if far[k] else ''}"
+        )
+    both = [(cover11[:, j] & ~cover[:, j]).sum() for j in range(3)]
+    gained = [(~cover11[:, j] & cover[:, j]).sum() for j in range(3)]
+    print(f"paired: covered by session 11 only {both}, by the remedy only {gained}")
+    if name:
+        df.to_csv(RESULTS / f"{name}.csv", index=False, float_format="%.6g")
+    return df
+
+
 def main(argv):
     t = time.process_time()
     if argv[0] == "run":
@@ -388,6 +570,12 @@ def main(argv):
         if len(argv) > 5:
             ids = [int(i) for i in argv[5].split(",")]
         run(ids, argv[3], worlds)
+    elif argv[0] == "remedy":
+        remedy_run(int(argv[1]), int(argv[2]), argv[3])
+    elif argv[0] == "remedy-oracle":
+        remedy_oracle(int(argv[1]), argv[2] if len(argv) > 2 else POOL)
+    elif argv[0] == "remedy-score":
+        remedy_score(argv[1], argv[2] if len(argv) > 2 else None, *argv[3:4])
     elif argv[0] == "far":
         far_releases(argv[1] if len(argv) > 1 else None)
     elif argv[0] == "edge":

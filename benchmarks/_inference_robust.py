@@ -232,10 +232,18 @@ class _MethodLog:
         iq._method = self._inner
 
 
-def kng_chunk(eps, start, count, seed, folder):
+def kng_chunk(eps, start, count, seed, folder, bounds_X=(-1, 1)):
+    """``bounds_X``: the fits' public feature bounds (``_inference_kng_robust remedy``)."""
     with _MethodLog() as log:
         cells = cells_mod.kng_cells(
-            1000, count, 1000, seed=seed, eps_grid=[eps], start=start, x1_low=X1_LOW
+            1000,
+            count,
+            1000,
+            seed=seed,
+            eps_grid=[eps],
+            start=start,
+            x1_low=X1_LOW,
+            bounds_X=bounds_X,
         )
     path = Path(folder) / f"kng_{eps:g}_{start:04d}.pkl"
     with open(path, "wb") as f:
