@@ -66,12 +66,12 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from dpreg import KNGQuantileRegressor
 from dpreg._random import release_seed
 from dpreg.linear_model import _inference_quantile as iq
 
 from . import _inference_cells as cells_mod
 from ._inference_kng_sim import N_SIM, _variant
+from ._inference_kng_sim import release as kng_release
 from ._inference_robust import POP_GRAM, X1_LOW, kng_chunk
 
 N, EPS, SEED = 1000, 0.25, 15025
@@ -108,23 +108,11 @@ def box_reach(point, v, lo, hi):
 
 def releases(ids, seed=SEED, n=N, eps=EPS, x1_low=X1_LOW, bounds_X=(-1, 1)):
     """Yield ``(i, X, y, model)``: data set ``i`` of ``kng_cells(..., x1_low=x1_low,
-    bounds_X=bounds_X)`` with its fit and curvature release (the same draws: the stream is
-    consumed in the same order). ``x1_low = -1`` with ``seed = 4000 + N_GRID.index(n)``: the
-    committed centred cell's releases (``_inference_kng_sim run``)."""
-    share = cells_mod.KNG_SHARE
+    bounds_X=bounds_X)`` with its fit and curvature release (``_inference_kng_sim.release``:
+    the same draws, the stream consumed in the same order). ``x1_low = -1`` with ``seed = 4000
+    + N_GRID.index(n)``: the committed centred cell's releases (``_inference_kng_sim run``)."""
     for i in ids:
-        rng = np.random.default_rng([seed, i])
-        X = cells_mod.shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), x1_low)
-        y = cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + rng.standard_normal(n)
-        model = KNGQuantileRegressor(
-            epsilon=(1 - share) * eps,
-            bounds_X=bounds_X,
-            bounds_y=(-7, 9),
-            random_state=rng,
-            progress_bar=False,
-        ).fit(X, y)
-        model.release_curvature(X, y, share * eps, random_state=rng)
-        yield i, X, y, model
+        yield (i, *kng_release(n, eps, seed, i, x1_low, bounds_X))
 
 
 @contextlib.contextmanager

@@ -207,27 +207,37 @@ def intervals(model_box, est, draws, kind, alpha=0.05):
     return np.clip(np.column_stack([lo, hi]), model_box[:, :1], model_box[:, 1:])
 
 
-def run(n, eps, start, stop, out, variants=("linear", "simulate")):
-    import dpreg.linear_model._inference_quantile as iq  # noqa: PLC0415
+def release(n, eps, seed, i, x1_low=-1.0, bounds_X=(-1, 1)):
+    """``(X, y, model)``: data set ``i`` of stream ``seed`` as ``_inference_cells.kng_cells``
+    draws it (``x1_low`` > -1: the non-centred design of ``_inference_robust``), fitted at
+    ``(1 - KNG_SHARE) * eps`` with its curvature release at ``KNG_SHARE * eps``, both from the
+    data set's generator ``default_rng([seed, i])``. ``bounds_X`` is the fit's public box."""
     from dpreg import KNGQuantileRegressor  # noqa: PLC0415
 
-    seed = 4000 + inf.N_GRID.index(n)
     share = cells_mod.KNG_SHARE
+    rng = np.random.default_rng([seed, i])
+    X = cells_mod.shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), x1_low)
+    y = cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + rng.standard_normal(n)
+    model = KNGQuantileRegressor(
+        epsilon=(1 - share) * eps,
+        bounds_X=bounds_X,
+        bounds_y=(-7, 9),
+        random_state=rng,
+        progress_bar=False,
+    ).fit(X, y)
+    model.release_curvature(X, y, share * eps, random_state=rng)
+    return X, y, model
+
+
+def run(n, eps, start, stop, out, variants=("linear", "simulate")):
+    import dpreg.linear_model._inference_quantile as iq  # noqa: PLC0415
+
+    seed = 4000 + inf.N_GRID.index(n)
     folder = Path(out) / f"{n}_{eps:g}"
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(start, stop):
         t = time.process_time()
-        rng = np.random.default_rng([seed, i])
-        X = rng.uniform(-1.0, 1.0, size=(n, 2))
-        y = cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + rng.standard_normal(n)
-        model = KNGQuantileRegressor(
-            epsilon=(1 - share) * eps,
-            bounds_X=(-1, 1),
-            bounds_y=(-7, 9),
-            random_state=rng,
-            progress_bar=False,
-        ).fit(X, y)
-        model.release_curvature(X, y, share * eps, random_state=rng)
+        X, y, model = release(n, eps, seed, i)
         est = np.r_[model.intercept_, model.coef_]
         res = {}
         with warnings.catch_warnings():
