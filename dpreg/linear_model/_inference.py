@@ -634,10 +634,24 @@ def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     return _framed(estimator, ci, [f"{alpha / 2:g}", f"{1 - alpha / 2:g}"])
 
 
-def bse(estimator, n_boot=DEFAULT_N_BOOT):
-    ns, (_, draws) = _draws(estimator, n_boot)
-    warn_if_poor(ns)
+def standard_errors(cache):
+    """The functional standard errors from a :func:`_draws` cache entry: the main world's
+    replicate sds, or, where :func:`floor_bootstrap`'s world exists, the larger of the two
+    worlds' sds per parameter. The interval is then the hull of both worlds' intervals (either
+    hypothesis about the floor is allowed), so its standard error is the larger one: a
+    ``+-1.96`` interval from ``bse`` is not falsely narrower than ``conf_int`` where the floor
+    may bind (post-processing of the same draws)."""
+    (_, draws), floor = cache
     se = draws.std(axis=0, ddof=1)
+    if floor is None:
+        return se
+    return np.maximum(se, floor[1].std(axis=0, ddof=1))
+
+
+def bse(estimator, n_boot=DEFAULT_N_BOOT):
+    ns, _ = _draws(estimator, n_boot)
+    warn_if_poor(ns)
+    se = standard_errors(estimator._inference_cache[2:])
     if getattr(estimator, "feature_names_in_", None) is None:
         return se
     import pandas as pd  # noqa: PLC0415
@@ -659,7 +673,7 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     frame = pd.DataFrame(
         {
             "coef": released if fi else np.ravel(estimator.coef_),
-            "std err": draws.std(axis=0, ddof=1),
+            "std err": standard_errors(estimator._inference_cache[2:]),
             f"[{alpha / 2:g}": ci[:, 0],
             f"{1 - alpha / 2:g}]": ci[:, 1],
         },
@@ -667,8 +681,8 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     )
     floor_info = {}
     if estimator._inference_cache[3] is not None:
-        # the interval is the hull with floor_bootstrap's; std err stays the main world's
-        floor_info["PSD floor"] = "may bind: interval widened (std err does not show it)"
+        # the interval is the hull with floor_bootstrap's, the std err the larger world's
+        floor_info["PSD floor"] = "may bind: interval and std err widened (second world)"
     info_const = {}
     if fi and len(est) > 1:
         info_const["const"] = f"std err, interval of the de-noised intercept {est[0]:.4g}"

@@ -118,3 +118,26 @@ def test_summary_shows_the_hull_and_says_so():
     assert "PSD floor" in table.info
     far = _fit(*_data(10_000, rng, -1.0), 0.25, rng, acc)
     assert "PSD floor" not in far.summary().info
+
+
+@pytest.mark.filterwarnings("ignore:The privacy noise is large")
+def test_bse_is_the_larger_world_sd_where_the_floor_may_bind():
+    """Where the floor world is used, bse() (and summary's std err) is the larger of the two
+    worlds' replicate sds per parameter, so +-1.96 bse is not falsely narrow next to the hull;
+    control: there the main world's sd alone (the former bse) is smaller for some parameter.
+    Where the floor cannot bind (n = 1e4) bse is the main world's sd, bit for bit."""
+    rng, acc = np.random.default_rng(3), BudgetAccountant()
+    model = _fit(*_data(1000, rng, -0.3), 0.25, rng, acc)
+    ns = model.noisy_statistics_
+    seed = inf.release_seed(*inf.released_values(ns))
+    (_, main), floor = inf.bootstrap_with_floor(ns, 1000, random_state=seed)
+    assert floor is not None
+    sd_main, sd_floor = main.std(axis=0, ddof=1), floor[1].std(axis=0, ddof=1)
+    assert np.any(sd_floor > sd_main)  # control: the former bse was narrower there
+    se = model.bse()
+    np.testing.assert_array_equal(se, np.maximum(sd_main, sd_floor))
+    np.testing.assert_array_equal(model.summary().as_dataframe()["std err"].to_numpy(), se)
+    far = _fit(*_data(10_000, rng, -1.0), 0.25, rng, acc)
+    ns = far.noisy_statistics_
+    _, draws = inf.bootstrap(ns, 1000, random_state=inf.release_seed(*inf.released_values(ns)))
+    np.testing.assert_array_equal(far.bse(), draws.std(axis=0, ddof=1))
