@@ -406,10 +406,10 @@ def floor_bootstrap(ns, noises, sigma, xi, guard_units=FLOOR_GUARD, margin=FLOOR
     return _to_user_units(estimate, ns)[0], _to_user_units(draws - truth + estimate, ns)
 
 
-def interval(cache, alpha):
-    """The functional interval from a :func:`_draws` cache entry: the bias-aware interval of
+def interval(worlds, alpha):
+    """The functional interval from :func:`_worlds`' ``(main, floor)``: the bias-aware interval of
     :func:`bootstrap`'s draws, hulled with that of :func:`floor_bootstrap` when it exists."""
-    (est, draws), floor = cache
+    (est, draws), floor = worlds
     ci = bias_aware_interval(est, draws, alpha)
     if floor is None:
         return ci
@@ -599,7 +599,10 @@ def _released(estimator):
     return ns
 
 
-def _draws(estimator, n_boot):
+def _worlds(estimator, n_boot):
+    """``(ns, (main, floor))``: the release and its two worlds' ``(estimate, draws)``
+    (:func:`bootstrap_with_floor`; ``floor`` None where the floor cannot bind), computed once
+    per release and ``n_boot`` and cached on the estimator."""
     ns = _released(estimator)
     n_boot = check_n_boot(n_boot)
     cache = getattr(estimator, "_inference_cache", None)
@@ -608,7 +611,13 @@ def _draws(estimator, n_boot):
         seed = release_seed(*released_values(ns))
         cache = (ns, n_boot, *bootstrap_with_floor(ns, n_boot, random_state=seed))
         estimator._inference_cache = cache
-    return ns, cache[2]
+    return ns, cache[2:]
+
+
+def _draws(estimator, n_boot):
+    """``(ns, (estimate, draws))`` of the main world (:func:`_worlds`)."""
+    ns, (main, _) = _worlds(estimator, n_boot)
+    return ns, main
 
 
 def released_values(ns):
@@ -628,20 +637,20 @@ def _framed(estimator, values, columns):
 
 def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     alpha = check_alpha(alpha)
-    ns, (est, draws) = _draws(estimator, n_boot)
+    ns, worlds = _worlds(estimator, n_boot)
     warn_if_poor(ns)
-    ci = interval(estimator._inference_cache[2:], alpha)
+    ci = interval(worlds, alpha)
     return _framed(estimator, ci, [f"{alpha / 2:g}", f"{1 - alpha / 2:g}"])
 
 
-def standard_errors(cache):
-    """The functional standard errors from a :func:`_draws` cache entry: the main world's
+def standard_errors(worlds):
+    """The functional standard errors from :func:`_worlds`' ``(main, floor)``: the main world's
     replicate sds, or, where :func:`floor_bootstrap`'s world exists, the larger of the two
     worlds' sds per parameter. The interval is then the hull of both worlds' intervals (either
     hypothesis about the floor is allowed), so its standard error is the larger one: a
     ``+-1.96`` interval from ``bse`` is not falsely narrower than ``conf_int`` where the floor
     may bind (post-processing of the same draws)."""
-    (_, draws), floor = cache
+    (_, draws), floor = worlds
     se = draws.std(axis=0, ddof=1)
     if floor is None:
         return se
@@ -649,9 +658,9 @@ def standard_errors(cache):
 
 
 def bse(estimator, n_boot=DEFAULT_N_BOOT):
-    ns, _ = _draws(estimator, n_boot)
+    ns, worlds = _worlds(estimator, n_boot)
     warn_if_poor(ns)
-    se = standard_errors(estimator._inference_cache[2:])
+    se = standard_errors(worlds)
     if getattr(estimator, "feature_names_in_", None) is None:
         return se
     import pandas as pd  # noqa: PLC0415
@@ -663,9 +672,10 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     import pandas as pd  # noqa: PLC0415
 
     alpha = check_alpha(alpha)
-    ns, (est, draws) = _draws(estimator, n_boot)
+    ns, worlds = _worlds(estimator, n_boot)
+    (est, _), floor = worlds
     warn_if_poor(ns)
-    ci = interval(estimator._inference_cache[2:], alpha)
+    ci = interval(worlds, alpha)
     # coef: the released estimates (what the model predicts with); the intercept's std err
     # and interval are those of the de-noised intercept (denoised_intercept), named below
     released = np.r_[np.ravel(estimator.intercept_)[:1], np.ravel(estimator.coef_)]
@@ -673,14 +683,14 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
     frame = pd.DataFrame(
         {
             "coef": released if fi else np.ravel(estimator.coef_),
-            "std err": standard_errors(estimator._inference_cache[2:]),
+            "std err": standard_errors(worlds),
             f"[{alpha / 2:g}": ci[:, 0],
             f"{1 - alpha / 2:g}]": ci[:, 1],
         },
         index=param_names(estimator, fi),
     )
     floor_info = {}
-    if estimator._inference_cache[3] is not None:
+    if floor is not None:
         # the interval is the hull with floor_bootstrap's, the std err the larger world's
         floor_info["PSD floor"] = "may bind: interval and std err widened (second world)"
     info_const = {}
