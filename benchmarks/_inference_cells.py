@@ -90,11 +90,36 @@ def logistic_cells(n, reps, n_boot, seed, eps_grid=EPS_GRID, method="linear"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             ci = model.conf_int(0.05, n_boot=n_boot, method=method)
-        out[eps][0].append(np.r_[model.intercept_, model.coef_.ravel()])
-        out[eps][1].append(ci)
-        out[eps][2].append(np.r_[full.intercept_, full.coef_.ravel()])
-        out[eps][3].append(deshrunk(model, X))
+        est, whole, ds = logistic_estimates_of(X, model, full)
+        for dest, value in zip(out[eps], (est, ci, whole, ds)):
+            dest.append(value)
     return {eps: tuple(np.array(a) for a in v) for eps, v in out.items()}
+
+
+def logistic_estimates_of(X, model, full):
+    """The three estimates the logistic oracles are spreads of, for one release of
+    :func:`logistic_releases`: the released fit's, the whole-epsilon fit's and the released
+    one de-shrunk by the true Hessian (:func:`deshrunk`), each ``(const, x1, x2)``."""
+    return (
+        np.r_[model.intercept_, model.coef_.ravel()],
+        np.r_[full.intercept_, full.coef_.ravel()],
+        deshrunk(model, X),
+    )
+
+
+def logistic_estimates(n, reps, seed, eps_grid=EPS_GRID):
+    """``{epsilon: (estimates, full, deshrunk)}``, each ``(reps, 3)`` (also for ``reps = 0``):
+    :func:`logistic_cells` without the intervals, on the same releases
+    (:func:`logistic_releases`, which also releases the Hessian, so the stream is the same).
+    With a committed run's seed it replays that run's estimates (the intervals draw nothing
+    from the stream); with another seed it gives estimate-only data sets for the pooled
+    oracle widths of ``benchmarks.inference.run_logistic``."""
+    out = {eps: ([], [], []) for eps in eps_grid}
+    for X, eps, model, full in logistic_releases(n, reps, seed, eps_grid):
+        for dest, value in zip(out[eps], logistic_estimates_of(X, model, full)):
+            dest.append(value)
+    k = len(LOGIT_BETA)
+    return {eps: tuple(np.array(a).reshape(-1, k) for a in v) for eps, v in out.items()}
 
 
 MEDIAN_TRUTH = np.array([3.0, -1.0])
