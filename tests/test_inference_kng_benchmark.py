@@ -1,6 +1,7 @@
 """The KNG cells of benchmarks.inference: chunked runs and the asymptotic oracle (issue #15)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from benchmarks import _inference_cells as cells_mod
@@ -128,3 +129,50 @@ def test_merge_joins_epsilons_from_several_folders_and_refuses_a_repeat(tmp_path
     write("c", 1, [1.0])
     with pytest.raises(SystemExit, match="data set 0001 twice"):
         _load([tmp_path / "a", tmp_path / "c"], 100)
+
+
+def test_replay_and_estimate_only_data_sets_follow_the_coverage_stream():
+    """``kng_estimates(curvature=True)`` replays ``kng_cells``' estimates and whole-epsilon
+    fits without intervals (``conf_int`` draws nothing from the data set's stream). Without
+    the curvature release (the estimate-only data sets) the first fit of a data set is still
+    ``kng_cells``' first fit; control: the whole-epsilon fit is then another draw, since
+    ``release_curvature`` takes draws from the stream before it."""
+    kw = dict(seed=7, eps_grid=[1.0, 4.0])
+    cells = cells_mod.kng_cells(1000, 2, 20, full_fits=True, **kw)
+    replay = cells_mod.kng_estimates(1000, 2, curvature=True, **kw)
+    for eps in kw["eps_grid"]:
+        np.testing.assert_array_equal(replay[eps][0], cells[eps][0])
+        np.testing.assert_array_equal(replay[eps][1], cells[eps][2])
+    own = cells_mod.kng_estimates(1000, 1, **kw)
+    np.testing.assert_array_equal(own[1.0][0][0], cells[1.0][0][0])
+    assert not np.array_equal(own[1.0][1][0], cells[1.0][2][0])
+
+
+def test_pooled_oracle_without_extra_data_sets_is_the_committed_one():
+    """``_inference_kng_oracle.rescore`` with no estimate-only data sets keeps every oracle
+    width and ratio; with extra data sets it is the spread of the pooled estimates, and a
+    replay that does not reproduce the committed oracle is refused (control)."""
+    from benchmarks import _inference_kng_oracle as oracle_mod
+    from benchmarks import inference as inf
+
+    rng = np.random.default_rng(3)
+    est, full = rng.standard_normal((50, 3)), 0.5 * rng.standard_normal((50, 3))
+    base = [
+        dict(n=1000, epsilon=1.0, param=p, reps=50, coverage=0.95, mean_width=4.0)
+        for p in cells_mod.KNG_NAMES
+    ]
+    table = pd.DataFrame(inf.kng_pooled_oracles(base, est, full))
+    replay = {1000: {1.0: (est, full)}}
+    same, report = oracle_mod.rescore(table, replay, {1000: None}, rng)
+    pd.testing.assert_frame_equal(same, table)
+    assert report.old_oracle.tolist() == report.new_oracle.tolist()
+    more = (rng.standard_normal((30, 3)), rng.standard_normal((30, 3)))
+    pooled, _ = oracle_mod.rescore(table, replay, {1000: {1.0: more}}, rng)
+    np.testing.assert_allclose(pooled.oracle_width, oracle_mod.spread(np.vstack([est, more[0]])))
+    np.testing.assert_allclose(
+        pooled.oracle_width_full, oracle_mod.spread(np.vstack([full, more[1]]))
+    )
+    np.testing.assert_allclose(pooled.width_ratio, 4.0 / pooled.oracle_width)
+    assert (pooled.oracle_reps == 80).all()
+    with pytest.raises(SystemExit, match="replayed oracle_width"):
+        oracle_mod.rescore(table, {1000: {1.0: (1.001 * est, full)}}, {1000: None}, rng)
