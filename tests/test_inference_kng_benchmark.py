@@ -176,3 +176,28 @@ def test_pooled_oracle_without_extra_data_sets_is_the_committed_one():
     assert (pooled.oracle_reps == 80).all()
     with pytest.raises(SystemExit, match="replayed oracle_width"):
         oracle_mod.rescore(table, {1000: {1.0: (1.001 * est, full)}}, {1000: None}, rng)
+
+
+def test_kng_score_pools_extra_estimates_into_both_simulated_oracles():
+    """``kng_score(extra=...)`` (``run_kng``'s path): the simulated oracles are the spreads of
+    the cell's estimates stacked with the extra ones; the asymptotic columns do not change.
+    Control: without ``extra`` the oracle is the cell's alone, and it differs."""
+    from benchmarks import _inference_kng_oracle as oracle_mod
+    from benchmarks import inference as inf
+
+    rng = np.random.default_rng(5)
+    est, full = rng.standard_normal((40, 3)), rng.standard_normal((40, 3))
+    ci = np.stack([est - 2.0, est + 2.0], axis=2)
+    cells = {1.0: (est, ci, full, (LinfBall(3), 0.3))}
+    more = (3.0 * rng.standard_normal((60, 3)), 3.0 * rng.standard_normal((60, 3)))
+    alone = pd.DataFrame(inf.kng_score(1000, cells, 11, n_asym=2000))
+    pooled = pd.DataFrame(inf.kng_score(1000, cells, 11, n_asym=2000, extra={1.0: more}))
+    np.testing.assert_allclose(pooled.oracle_width, oracle_mod.spread(np.vstack([est, more[0]])))
+    np.testing.assert_allclose(
+        pooled.oracle_width_full, oracle_mod.spread(np.vstack([full, more[1]]))
+    )
+    np.testing.assert_allclose(alone.oracle_width, oracle_mod.spread(est))
+    assert (pooled.oracle_reps == 100).all() and (alone.oracle_reps == 40).all()
+    assert (pooled.oracle_width > 1.5 * alone.oracle_width).all()
+    for col in ("coverage", "mean_width", "oracle_width_asym", "oracle_width_full_asym"):
+        np.testing.assert_array_equal(pooled[col], alone[col])
