@@ -22,6 +22,8 @@ and 97.5 % quantiles sit where the density is low and 600 estimates place them b
   sd (``BOOT`` resamples of the data sets) of the committed and of the pooled oracle widths,
   and saves the estimates to ``inference_kng_oracle_estimates.npz`` (``rescore`` on that
   file instead of ``DIR`` needs no fit).
+* ``noise N REPS``: the relative Monte Carlo sd of a ``REPS``-data-set oracle under the
+  asymptotic law (:func:`asym_noise`), for the cells whose estimates were not replayed.
 
 Each ``run`` writes one ``.npz`` per call into ``DIR`` (split a run into calls for a loaded
 machine; one process at a time); ``rescore`` concatenates them in data-set order and refuses
@@ -160,6 +162,30 @@ def rescore(table, replay, extra, rng, tol=1e-9):
     return table, report
 
 
+def asym_noise(n, reps, draws=BOOT, seed=0, eps_grid=cells_mod.EPS_GRID):
+    """``{epsilon: (rel_sd, rel_sd_full)}``: the relative Monte Carlo sd per parameter of a
+    simulated oracle of ``reps`` data sets if the estimates followed the asymptotic law
+    (``_inference_cells.kng_asymptotic`` of the released fit and of the whole-epsilon fit):
+    the sd over ``draws`` samples of ``reps`` draws of their 2.5-97.5 % spread, over the
+    spread of 200,000 draws. A yardstick where the law is close to asymptotic (n = 1e4, whose
+    ratios to the asymptotic law are 0.99-1.01) without refitting the data sets; the public
+    law ``(ball, scale)`` comes from one fit of data set 0 of the committed stream."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for eps in eps_grid:
+        _, _, _, _, model, _ = next(cells_mod.kng_releases(n, 1, seed_of("replay", n), [eps]))
+        ball, scale = model.kng_release_.ball, model.kng_release_.scale
+        res = []
+        for sc in (scale, scale / (1.0 - cells_mod.KNG_SHARE)):
+            ref = spread(cells_mod.kng_asymptotic(n, ball, sc, 200_000, rng))
+            sample = [
+                spread(cells_mod.kng_asymptotic(n, ball, sc, reps, rng)) for _ in range(draws)
+            ]
+            res.append(np.std(sample, axis=0, ddof=1) / ref)
+        out[eps] = tuple(res)
+    return out
+
+
 def estimates_from(out):
     """``(replay, extra)``: ``{n: {epsilon: (est, full)}}`` from the run folder ``out`` or
     from a saved ``.npz`` (:data:`ESTIMATES`)."""
@@ -202,6 +228,14 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run"] and len(argv) == 6 and argv[1] in KINDS:
         run(argv[1], int(argv[2]), int(argv[3]), int(argv[4]), argv[5])
+    elif argv[:1] == ["noise"] and len(argv) == 3:
+        n, reps = int(argv[1]), int(argv[2])
+        for eps, (rel, full) in asym_noise(n, reps).items():
+            print(
+                f"n={n} eps={eps:g} {reps} data sets, relative sd of the oracle width "
+                f"const/x1/x2: {' / '.join(f'{v:.3f}' for v in rel)}; "
+                f"whole-eps: {' / '.join(f'{v:.3f}' for v in full)}"
+            )
     elif argv[:1] == ["rescore"] and len(argv) == 2:
         replay, extra = estimates_from(argv[1])
         if not replay:
@@ -215,7 +249,9 @@ def main(argv=None):
         fig = inf._figure(table)
         save(table, "inference_kng", fig)
     else:
-        raise SystemExit("usage: run replay|extra N START STOP DIR | rescore DIR|FILE.npz")
+        raise SystemExit(
+            "usage: run replay|extra N START STOP DIR | rescore DIR|FILE.npz | noise N REPS"
+        )
 
 
 if __name__ == "__main__":
