@@ -150,8 +150,9 @@ def test_replay_and_estimate_only_data_sets_follow_the_coverage_stream():
 
 def test_pooled_oracle_without_extra_data_sets_is_the_committed_one():
     """``_inference_kng_oracle.rescore`` with no estimate-only data sets keeps every oracle
-    width and ratio; with extra data sets it is the spread of the pooled estimates, and a
-    replay that does not reproduce the committed oracle is refused (control)."""
+    width and ratio; with extra data sets it is the spread of the pooled estimates (and
+    rescoring that table again changes nothing), and a replay that does not reproduce the
+    committed oracle is refused (control)."""
     from benchmarks import _inference_kng_oracle as oracle_mod
     from benchmarks import inference as inf
 
@@ -174,6 +175,8 @@ def test_pooled_oracle_without_extra_data_sets_is_the_committed_one():
     )
     np.testing.assert_allclose(pooled.width_ratio, 4.0 / pooled.oracle_width)
     assert (pooled.oracle_reps == 80).all()
+    again, _ = oracle_mod.rescore(pooled, replay, {1000: {1.0: more}}, rng)
+    pd.testing.assert_frame_equal(again, pooled)  # a rescored table rescores to itself
     with pytest.raises(SystemExit, match="replayed oracle_width"):
         oracle_mod.rescore(table, {1000: {1.0: (1.001 * est, full)}}, {1000: None}, rng)
 
