@@ -250,6 +250,88 @@ def shifted_x1(X, x1_low):
     return X
 
 
+def kng_data(n, rng, x1_low=-1.0):
+    """``(X, y)`` of the KNG cells: ``x ~ U[-1, 1]^2`` (``x1 ~ U[x1_low, 1]``,
+    :func:`shifted_x1`), ``y = 1 + 2 x1 - x2 + N(0, 1)``, drawn first from ``rng``."""
+    X = shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), x1_low)
+    return X, KNG_BETA[0] + X @ KNG_BETA[1:] + rng.standard_normal(n)
+
+
+def kng_fit(X, y, epsilon, rng, bounds_X=(-1, 1), accountant=None):
+    """The KNG fit of every KNG cell: public ``bounds_X``, ``bounds_y = (-7, 9)``, its privacy
+    draws from ``rng`` (the data set's stream). ``accountant``: the ledger it spends from (the
+    process-global one by default; a ledger draws nothing, so the release is the same)."""
+    from dpreg import KNGQuantileRegressor  # noqa: PLC0415
+
+    return KNGQuantileRegressor(
+        epsilon=epsilon,
+        bounds_X=bounds_X,
+        bounds_y=(-7, 9),
+        random_state=rng,
+        progress_bar=False,
+        accountant=accountant,
+    ).fit(X, y)
+
+
+def kng_releases(
+    n,
+    reps,
+    seed,
+    eps_grid=EPS_GRID,
+    share=KNG_SHARE,
+    full_fits=True,
+    start=0,
+    x1_low=-1.0,
+    bounds_X=(-1, 1),
+    curvature=True,
+    accountant=None,
+):
+    """Yield ``(i, X, y, epsilon, model, full)`` in the random stream of :func:`kng_cells`:
+    data set ``i`` (``start <= i < start + reps``) from ``default_rng([seed, i])``
+    (:func:`kng_data`), then per epsilon of ``eps_grid`` in order the fit at ``(1 - share)
+    epsilon``, its ``release_curvature`` at ``share epsilon`` and, with ``full_fits``, the fit
+    at the whole epsilon (``full``, else ``None``), all drawing from that stream.
+
+    ``conf_int`` draws nothing from the stream (its bootstrap is seeded by the release,
+    ``release_seed``), so this replay without intervals sees :func:`kng_cells`' very
+    releases. ``curvature=False`` skips the curvature release (the estimate-only data sets of
+    :func:`kng_estimates`): the first fit of a data set is then :func:`kng_cells`' first fit,
+    every later draw of the stream goes to other uses (same laws, other values).
+    ``accountant``: the ledger of every fit and release (:func:`kng_fit`)."""
+    for i in range(start, start + reps):
+        rng = np.random.default_rng([seed, i])
+        X, y = kng_data(n, rng, x1_low)
+        for eps in eps_grid:
+            model = kng_fit(X, y, (1 - share) * eps, rng, bounds_X, accountant)
+            if curvature:
+                model.release_curvature(X, y, share * eps, random_state=rng)
+            full = kng_fit(X, y, eps, rng, bounds_X, accountant) if full_fits else None
+            yield i, X, y, eps, model, full
+
+
+def kng_estimates(n, reps, seed, eps_grid=EPS_GRID, share=KNG_SHARE, start=0, curvature=False):
+    """``{epsilon: (estimates, full)}`` (each ``(reps, 3)``, intercept first) of
+    :func:`kng_releases` with ``full_fits``: the released estimator's estimates (fit at
+    ``(1 - share) epsilon``) and the whole-epsilon fit's, no intervals. With the default
+    ``curvature=False``: estimate-only data sets for the oracles (no curvature release, which
+    the estimates do not need); give them a ``seed`` of their own. ``curvature=True`` replays
+    a coverage run's estimates (:func:`kng_cells` with the same arguments). The fits spend
+    from a ledger of their own (thousands of spends on the process-global one slow each
+    spend; the ledger draws nothing)."""
+    from dpreg import BudgetAccountant  # noqa: PLC0415
+
+    out = {eps: ([], []) for eps in eps_grid}
+    ledger = BudgetAccountant()
+    for _, _, _, eps, model, full in kng_releases(
+        n, reps, seed, eps_grid, share, True, start, curvature=curvature, accountant=ledger
+    ):
+        out[eps][0].append(np.r_[model.intercept_, model.coef_])
+        out[eps][1].append(np.r_[full.intercept_, full.coef_])
+    return {
+        eps: (np.array(a).reshape(-1, 3), np.array(b).reshape(-1, 3)) for eps, (a, b) in out.items()
+    }
+
+
 def kng_cells(
     n,
     reps,
@@ -277,36 +359,20 @@ def kng_cells(
     reps``) has its own stream ``default_rng([seed, i])``, so a run can be split into chunks
     and concatenated (:func:`concat_cells`) with the same result. ``bounds_X``: the public
     feature bounds of every fit (the data, their stream and ``bounds_y`` are unchanged; e.g.
-    ``((x1_low, -1), (1, 1))`` centres the scaled x1, ``_inference_kng_robust remedy``)."""
-    from dpreg import KNGQuantileRegressor  # noqa: PLC0415
-
-    def fit(X, y, epsilon, rng):
-        return KNGQuantileRegressor(
-            epsilon=epsilon,
-            bounds_X=bounds_X,
-            bounds_y=(-7, 9),
-            random_state=rng,
-            progress_bar=False,
-        ).fit(X, y)
-
+    ``((x1_low, -1), (1, 1))`` centres the scaled x1, ``_inference_kng_robust remedy``).
+    The fits and releases are :func:`kng_releases`'."""
     out = {eps: ([], [], []) for eps in eps_grid}
     laws = {}
-    for i in range(start, start + reps):
-        rng = np.random.default_rng([seed, i])
-        X = shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), x1_low)
-        y = KNG_BETA[0] + X @ KNG_BETA[1:] + rng.standard_normal(n)
-        for eps in eps_grid:
-            model = fit(X, y, (1 - share) * eps, rng)
-            model.release_curvature(X, y, share * eps, random_state=rng)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                ci = model.conf_int(0.05, n_boot=n_boot)
-            out[eps][0].append(np.r_[model.intercept_, model.coef_])
-            out[eps][1].append(ci)
-            laws.setdefault(eps, (model.kng_release_.ball, model.kng_release_.scale))
-            if full_fits:
-                full = fit(X, y, eps, rng)
-                out[eps][2].append(np.r_[full.intercept_, full.coef_])
+    releases = kng_releases(n, reps, seed, eps_grid, share, full_fits, start, x1_low, bounds_X)
+    for _, _, _, eps, model, full in releases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            ci = model.conf_int(0.05, n_boot=n_boot)
+        out[eps][0].append(np.r_[model.intercept_, model.coef_])
+        out[eps][1].append(ci)
+        laws.setdefault(eps, (model.kng_release_.ball, model.kng_release_.scale))
+        if full_fits:
+            out[eps][2].append(np.r_[full.intercept_, full.coef_])
     return {eps: (*(np.array(a) for a in v), laws[eps]) for eps, v in out.items()}
 
 

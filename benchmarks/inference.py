@@ -395,7 +395,7 @@ def _median_figure(df):
     return fig
 
 
-def kng_rows(n, reps, seed, n_asym=200_000, full_fits=True):
+def kng_rows(n, reps, seed, n_asym=200_000, full_fits=True, extra=None):
     """Scored rows of one n. Four references for the mean width (docs/inference.md, "Two
     oracles"): ``width_ratio`` against the simulated oracle of the released estimator (fit at
     ``(1 - KNG_SHARE) epsilon``), ``width_ratio_full`` against that of a fit with the whole
@@ -403,13 +403,17 @@ def kng_rows(n, reps, seed, n_asym=200_000, full_fits=True):
     ``width_ratio_asym``/``width_ratio_full_asym`` against the same two estimators' asymptotic
     laws (``n_asym`` draws of ``_inference_cells.kng_asymptotic``: no Monte Carlo noise from
     the ``reps`` data sets, but only asymptotic). ``full_fits=False``: no simulated
-    whole-epsilon oracle (``_inference_cells.kng_cells``)."""
+    whole-epsilon oracle (``_inference_cells.kng_cells``). ``extra``: estimate-only data sets
+    pooled into the simulated oracles (:func:`kng_score`)."""
     cells = cells_mod.kng_cells(n, reps, 1000, seed=seed, full_fits=full_fits)
-    return kng_score(n, cells, seed, n_asym)
+    return kng_score(n, cells, seed, n_asym, extra)
 
 
-def kng_score(n, cells, seed, n_asym=200_000):
-    """The rows of :func:`kng_rows` from ``kng_cells``' output."""
+def kng_score(n, cells, seed, n_asym=200_000, extra=None):
+    """The rows of :func:`kng_rows` from ``kng_cells``' output. ``extra``: ``{epsilon:
+    (estimates, full)}`` of estimate-only data sets (``_inference_cells.kng_estimates``),
+    pooled with the cell's own estimates into the simulated oracles
+    (:func:`kng_pooled_oracles`; ``oracle_reps`` says how many)."""
     rng = np.random.default_rng(seed + 10**6)
     rows = []
     for eps, (est, ci, full, (ball, scale)) in cells.items():
@@ -423,8 +427,20 @@ def kng_score(n, cells, seed, n_asym=200_000):
             for j, r in enumerate(new):
                 r[f"oracle_width_{key}"] = hi[j] - lo[j]
                 r[f"width_ratio_{key}"] = r["mean_width"] / (hi[j] - lo[j])
-        rows += new
+        if extra is not None:
+            est, full = np.vstack([est, extra[eps][0]]), np.vstack([full, extra[eps][1]])
+        rows += kng_pooled_oracles(new, est, full)
     return rows
+
+
+def kng_pooled_oracles(rows, est, full):
+    """``rows`` scored against the simulated oracles of the pooled estimates: ``est`` (the
+    released estimator's, every data set of the cell with or without an interval plus any
+    estimate-only ones) gives ``oracle_width``/``width_ratio``/``oracle_reps``
+    (:func:`with_pooled_oracle`), ``full`` (the whole-epsilon fits', empty at n = 1e5) gives
+    ``oracle_width_full``/``width_ratio_full`` (:func:`with_full_oracle`)."""
+    rows = with_pooled_oracle(rows, est)
+    return with_full_oracle(rows, full) if len(full) else rows
 
 
 def with_full_oracle(rows, full, key="full"):
@@ -442,6 +458,15 @@ def with_full_oracle(rows, full, key="full"):
 
 
 KNG_REPS = {1000: 200, 10000: 200, 100000: 100}
+#: Estimate-only data sets per n pooled into the simulated KNG oracles (session 13): at n = 1e3,
+#: epsilon = 0.25 the law has a plateau over the parameter box and the 2.5/97.5 % quantiles of
+#: 600 estimates sit where its density is low (committed x1 / x2 oracles 5.84 / 3.15 for one
+#: design law). None at n = 1e5 (no simulated whole-epsilon oracle; the asymptotic law is the
+#: reference there).
+KNG_ORACLE_REPS = {1000: 2400, 10000: 0, 100000: 0}
+#: their streams: data set ``i`` of n uses ``default_rng([KNG_ORACLE_SEEDS[n], i])``, apart
+#: from the coverage data sets' ``4000 + N_GRID.index(n)``
+KNG_ORACLE_SEEDS = {n: 4100 + i for i, n in enumerate(N_GRID)}
 
 
 def kng_frame(rows, quick=False, name="inference_kng"):
@@ -455,10 +480,14 @@ def kng_frame(rows, quick=False, name="inference_kng"):
 
 def run_kng(quick: bool = False) -> pd.DataFrame:
     reps = {1000: 20, 10000: 20, 100000: 6} if quick else KNG_REPS
+    oracle_reps = {1000: 20, 10000: 0, 100000: 0} if quick else KNG_ORACLE_REPS
     rows = []
     for i, n in enumerate(N_GRID):
+        extra = None
+        if oracle_reps[n]:  # estimate-only data sets for the simulated oracles
+            extra = cells_mod.kng_estimates(n, oracle_reps[n], KNG_ORACLE_SEEDS[n])
         # n = 1e5: no simulated whole-epsilon oracle (a fit costs seconds; asymptotic one)
-        rows += kng_rows(n, reps[n], seed=4000 + i, full_fits=n < 100_000)
+        rows += kng_rows(n, reps[n], seed=4000 + i, full_fits=n < 100_000, extra=extra)
     return kng_frame(rows, quick)
 
 

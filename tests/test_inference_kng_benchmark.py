@@ -1,6 +1,7 @@
 """The KNG cells of benchmarks.inference: chunked runs and the asymptotic oracle (issue #15)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from benchmarks import _inference_cells as cells_mod
@@ -128,3 +129,78 @@ def test_merge_joins_epsilons_from_several_folders_and_refuses_a_repeat(tmp_path
     write("c", 1, [1.0])
     with pytest.raises(SystemExit, match="data set 0001 twice"):
         _load([tmp_path / "a", tmp_path / "c"], 100)
+
+
+def test_replay_and_estimate_only_data_sets_follow_the_coverage_stream():
+    """``kng_estimates(curvature=True)`` replays ``kng_cells``' estimates and whole-epsilon
+    fits without intervals (``conf_int`` draws nothing from the data set's stream). Without
+    the curvature release (the estimate-only data sets) the first fit of a data set is still
+    ``kng_cells``' first fit; control: the whole-epsilon fit is then another draw, since
+    ``release_curvature`` takes draws from the stream before it."""
+    kw = dict(seed=7, eps_grid=[1.0, 4.0])
+    cells = cells_mod.kng_cells(1000, 2, 20, full_fits=True, **kw)
+    replay = cells_mod.kng_estimates(1000, 2, curvature=True, **kw)
+    for eps in kw["eps_grid"]:
+        np.testing.assert_array_equal(replay[eps][0], cells[eps][0])
+        np.testing.assert_array_equal(replay[eps][1], cells[eps][2])
+    own = cells_mod.kng_estimates(1000, 1, **kw)
+    np.testing.assert_array_equal(own[1.0][0][0], cells[1.0][0][0])
+    assert not np.array_equal(own[1.0][1][0], cells[1.0][2][0])
+
+
+def test_pooled_oracle_without_extra_data_sets_is_the_committed_one():
+    """``_inference_kng_oracle.rescore`` with no estimate-only data sets keeps every oracle
+    width and ratio; with extra data sets it is the spread of the pooled estimates (and
+    rescoring that table again changes nothing), and a replay that does not reproduce the
+    committed oracle is refused (control)."""
+    from benchmarks import _inference_kng_oracle as oracle_mod
+    from benchmarks import inference as inf
+
+    rng = np.random.default_rng(3)
+    est, full = rng.standard_normal((50, 3)), 0.5 * rng.standard_normal((50, 3))
+    base = [
+        dict(n=1000, epsilon=1.0, param=p, reps=50, coverage=0.95, mean_width=4.0)
+        for p in cells_mod.KNG_NAMES
+    ]
+    table = pd.DataFrame(inf.kng_pooled_oracles(base, est, full))
+    replay = {1000: {1.0: (est, full)}}
+    same, report = oracle_mod.rescore(table, replay, {1000: None}, rng)
+    pd.testing.assert_frame_equal(same, table)
+    assert report.old_oracle.tolist() == report.new_oracle.tolist()
+    more = (rng.standard_normal((30, 3)), rng.standard_normal((30, 3)))
+    pooled, _ = oracle_mod.rescore(table, replay, {1000: {1.0: more}}, rng)
+    np.testing.assert_allclose(pooled.oracle_width, oracle_mod.spread(np.vstack([est, more[0]])))
+    np.testing.assert_allclose(
+        pooled.oracle_width_full, oracle_mod.spread(np.vstack([full, more[1]]))
+    )
+    np.testing.assert_allclose(pooled.width_ratio, 4.0 / pooled.oracle_width)
+    assert (pooled.oracle_reps == 80).all()
+    again, _ = oracle_mod.rescore(pooled, replay, {1000: {1.0: more}}, rng)
+    pd.testing.assert_frame_equal(again, pooled)  # a rescored table rescores to itself
+    with pytest.raises(SystemExit, match="replayed oracle_width"):
+        oracle_mod.rescore(table, {1000: {1.0: (1.001 * est, full)}}, {1000: None}, rng)
+
+
+def test_kng_score_pools_extra_estimates_into_both_simulated_oracles():
+    """``kng_score(extra=...)`` (``run_kng``'s path): the simulated oracles are the spreads of
+    the cell's estimates stacked with the extra ones; the asymptotic columns do not change.
+    Control: without ``extra`` the oracle is the cell's alone, and it differs."""
+    from benchmarks import _inference_kng_oracle as oracle_mod
+    from benchmarks import inference as inf
+
+    rng = np.random.default_rng(5)
+    est, full = rng.standard_normal((40, 3)), rng.standard_normal((40, 3))
+    ci = np.stack([est - 2.0, est + 2.0], axis=2)
+    cells = {1.0: (est, ci, full, (LinfBall(3), 0.3))}
+    more = (3.0 * rng.standard_normal((60, 3)), 3.0 * rng.standard_normal((60, 3)))
+    alone = pd.DataFrame(inf.kng_score(1000, cells, 11, n_asym=2000))
+    pooled = pd.DataFrame(inf.kng_score(1000, cells, 11, n_asym=2000, extra={1.0: more}))
+    np.testing.assert_allclose(pooled.oracle_width, oracle_mod.spread(np.vstack([est, more[0]])))
+    np.testing.assert_allclose(
+        pooled.oracle_width_full, oracle_mod.spread(np.vstack([full, more[1]]))
+    )
+    np.testing.assert_allclose(alone.oracle_width, oracle_mod.spread(est))
+    assert (pooled.oracle_reps == 100).all() and (alone.oracle_reps == 40).all()
+    assert (pooled.oracle_width > 1.5 * alone.oracle_width).all()
+    for col in ("coverage", "mean_width", "oracle_width_asym", "oracle_width_full_asym"):
+        np.testing.assert_array_equal(pooled[col], alone[col])
