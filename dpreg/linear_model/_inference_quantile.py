@@ -366,13 +366,26 @@ def warnings_for(fit, rel, simulated=False):
         out.append(
             "the KNG noise is not small against the linear range of the gradient (the "
             "intervals simulate the exact sampler on synthetic data: normal errors, a design "
-            "matched to the released Gram matrix; they can under-cover when the release lies "
-            "near an edge of the parameter box, e.g. when a feature sits off-centre in its "
-            "public bounds, where the pivot they invert breaks)"
+            "matched to the released Gram matrix; " + _edge_note(fit.tau) + ")"
             if simulated
             else "the KNG noise is not small against the linear range of the gradient"
         )
     return out
+
+
+def _edge_note(tau):
+    """What the simulated interval does when the release lies near the parameter box's edge
+    (:func:`simulated_interval`: the draws' own window at tau = 1/2, the pivot otherwise)."""
+    where = (
+        "when the release lies near an edge of the parameter box, e.g. when a feature sits "
+        "off-centre in its public bounds"
+    )
+    if float(tau) == SYMMETRIC_TAU:
+        return (
+            f"{where}, they widen towards the whole box; public bounds that centre each "
+            "column narrow them"
+        )
+    return f"they can under-cover {where}, where the pivot they invert breaks"
 
 
 def simulation_params(estimator, fit):
@@ -509,6 +522,44 @@ def shortest_interval(estimate, draws, alpha, limits=None, grid=SHORTEST_GRID):
     return ci
 
 
+#: The quantile level whose simulated law is symmetric (:func:`simulated_interval`).
+SYMMETRIC_TAU = 0.5
+
+
+def simulated_interval(estimate, draws, alpha, limits, tau):
+    """The interval of the simulation bootstrap (``conf_int`` and ``summary``).
+
+    ``tau = 1/2`` (median regression, :data:`SYMMETRIC_TAU`): the shortest window holding
+    ``1 - alpha`` of the synthetic draws ``theta*`` themselves ("direct"), i.e.
+    :func:`shortest_interval` of the draws reflected through ``theta~``. Any other ``tau``:
+    the shortest interval of the pivot (:func:`shortest_interval`), as before.
+
+    **Why the draws themselves at tau = 1/2.** The world's errors are normal with median 0.
+    Write ``h_e(delta) = exp(-s_K ||g_e(delta)||_K)`` for the unnormalised KNG density of
+    ``delta = theta - theta~`` on a synthetic data set with errors ``e``, ``g_e(delta) =
+    sum_i w_i (1{e_i <= w_i^T delta} - 1/2)``. Since ``1{-e_i <= w_i^T delta} - 1/2 =
+    -(1{e_i < -w_i^T delta} - 1/2)`` and ties have probability 0, ``g_{-e}(delta) =
+    -g_e(-delta)``; ``K`` is symmetric and ``-e`` has the law of ``e``, so the random field
+    ``delta -> h(delta)`` has the law of ``delta -> h(-delta)``, for any design. Without
+    the parameter box the release is then a symmetric location family, the pivot's law is
+    symmetric, and reflecting the roots changes nothing: the two orientations agree (they do
+    in the law's core). What differs is the box, the parameter space that holds the truth.
+    Near its edge (a release on the law's plateau, e.g. a feature off-centre in its public
+    bounds at small n * epsilon) the world at ``theta~`` is truncated on the near side, so its
+    draws lie inwards, where the truth is, while the pivot reflects them outwards, against
+    the edge, and misses the truth: the inversion of the test that accepts where
+    ``h(theta~ - theta0)`` is above the world's level is ``{theta0: h(theta0 - theta~) >=
+    kappa}``, the high-density region of the world's own draws (exact where the box's mass
+    ``Z(theta0)`` equals ``Z(theta~)``; an approximation near the edge, measured in
+    ``docs/inference.md``, "The direct orientation at tau = 1/2"). At ``tau != 1/2`` the
+    world's law is skewed and the draws' window is not the pivot's, so those keep the pivot.
+    """
+    draws = np.asarray(draws, float)
+    if float(tau) == SYMMETRIC_TAU:
+        draws = 2.0 * np.asarray(estimate, float) - draws
+    return shortest_interval(estimate, draws, alpha, limits)
+
+
 def simulate_from(estimator, grams, sparsities, rng):
     """The synthetic fits of :func:`simulate` for given Gram matrices ``(B, d, d)`` and
     sparsities ``(B,)`` (public values; a diagnosis may pass others). Returns ``(estimate,
@@ -640,7 +691,7 @@ def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=
     names = _maybe_names(estimator, fit)
     if not _simulated(estimator):
         return interval_output(est, draws, alpha, names, box_ranges(fit))
-    ci = shortest_interval(est, draws, alpha, box_ranges(fit))
+    ci = simulated_interval(est, draws, alpha, box_ranges(fit), fit.tau)
     if names is None:
         return ci
     import pandas as pd  # noqa: PLC0415
@@ -659,8 +710,8 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=D
     simulated = _simulated(estimator)
     names = param_names(estimator, fit.fit_intercept)
     frame = summary_frame(est, draws, alpha, names, limits=box_ranges(fit))
-    if simulated:  # the shortest interval of the pivot (conf_int), not the basic one
-        ci = shortest_interval(est, draws, alpha, box_ranges(fit))
+    if simulated:  # conf_int's shortest interval (simulated_interval), not the basic one
+        ci = simulated_interval(est, draws, alpha, box_ranges(fit), fit.tau)
         frame[f"[{alpha / 2:g}"], frame[f"{1 - alpha / 2:g}]"] = ci[:, 0], ci[:, 1]
     fit_eps = float(estimator.epsilon)
     info = {
@@ -671,7 +722,11 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=D
         "norm": f"{estimator.norm_} (KNG), linf (Gram)",
         "interval": (
             f"simulation bootstrap (exact sampler on synthetic data), {n_sim} fits, "
-            "shortest interval"
+            + (
+                "shortest window of the draws"
+                if float(fit.tau) == SYMMETRIC_TAU
+                else "shortest interval of the pivot"
+            )
             if simulated
             else f"linearised parametric bootstrap, {n_boot} draws"
         ),

@@ -38,8 +38,11 @@ def test_auto_simulates_where_the_linear_check_fails_and_warns():
     assert inf.linear_law_poor(m.kng_release_, m.curvature_release_)
     with pytest.warns(UserWarning, match="simulate the exact sampler") as caught:
         a = m.conf_int(n_sim=20)
-    # it names the case where the simulated intervals under-cover (session 12, kngnc)
-    assert any("off-centre in its public bounds" in str(w.message) for w in caught)
+    # it names the off-centre case (session 12, kngnc): at tau = 1/2 the draws' own window
+    # widens towards the box there (session 13), at other tau the pivot can under-cover
+    texts = [str(w.message) for w in caught]
+    assert any("off-centre in its public bounds" in t and "widen" in t for t in texts), texts
+    assert inf._edge_note(0.3).startswith("they can under-cover")
     assert m._inference_cache[1] == ("simulate", 20)
     m._inference_cache = None
     np.testing.assert_array_equal(a, ci(m, method="simulate"))
@@ -228,8 +231,9 @@ def test_shortest_interval_is_the_narrowest_window_and_conf_int_uses_it():
     """Among [q(p), q(p + 0.95)] (p in [0, 0.05]) of the roots it is the narrowest: never
     wider than the basic interval (p = 0.025), equal to it for a symmetric law (up to the
     draws' noise), much narrower for a core with a one-sided flat tail, and it holds the
-    basic interval's share of the draws. conf_int and summary of a simulated fit return it
-    (clipped to the box)."""
+    basic interval's share of the draws. conf_int and summary of a simulated fit at
+    tau != 1/2 return it (clipped to the box); at tau = 1/2 see
+    test_median_regression_takes_the_draws_own_window."""
     from dpreg.linear_model._inference import basic_interval  # noqa: PLC0415
 
     rng = np.random.default_rng(0)
@@ -247,12 +251,45 @@ def test_shortest_interval_is_the_narrowest_window_and_conf_int_uses_it():
     assert width[2] < 0.2 * width_basic[2]  # 4 % flat tail on one side: left out
     inside = np.mean((est - roots >= ci[:, 0]) & (est - roots <= ci[:, 1]), axis=0)
     np.testing.assert_allclose(inside, 0.95, atol=0.002)
-    m, _, _ = small()
+    m, _, _ = small(quantile=0.3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         a = m.conf_int(n_sim=20, method="simulate")
         est_, draws_ = m._inference_cache[2]
         ci_ = inf.shortest_interval(est_, draws_, 0.05, inf.box_ranges(m.kng_release_))
-        frame = m.summary(n_sim=20, method="simulate").as_dataframe()
+        summary = m.summary(n_sim=20, method="simulate")
     np.testing.assert_array_equal(a, ci_)
-    np.testing.assert_array_equal(frame[["[0.025", "0.975]"]].to_numpy(), ci_)
+    np.testing.assert_array_equal(summary.as_dataframe()[["[0.025", "0.975]"]].to_numpy(), ci_)
+    assert "shortest interval of the pivot" in str(summary)
+
+
+def test_median_regression_takes_the_draws_own_window():
+    """At tau = 1/2 (the world's law is symmetric) conf_int and summary of a simulated fit
+    are the shortest window of the synthetic draws themselves, i.e. the pivot's interval of
+    the draws reflected through the estimate; on this release (n * epsilon = 100, near the
+    box) the two orientations differ, so the test can tell them apart (control: the
+    pivot's interval of the unreflected draws is another interval). Off the box the window
+    holds the share of the draws the pivot's interval holds of the roots."""
+    m, _, _ = small()
+    assert m.quantile == 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        a = m.conf_int(n_sim=20, method="simulate")
+        est, draws = m._inference_cache[2]
+        summary = m.summary(n_sim=20, method="simulate")
+    box = inf.box_ranges(m.kng_release_)
+    direct = inf.shortest_interval(est, 2.0 * est - draws, 0.05, box)
+    np.testing.assert_array_equal(a, direct)
+    np.testing.assert_array_equal(summary.as_dataframe()[["[0.025", "0.975]"]].to_numpy(), a)
+    assert "shortest window of the draws" in str(summary)
+    pivot = inf.shortest_interval(est, draws, 0.05, box)
+    assert np.abs(pivot - direct).max() > 1.0  # the control: the orientations differ here
+    # away from the box: the window [theta~ + l, theta~ + u] of a draw cloud around theta~
+    rng = np.random.default_rng(1)
+    est_ = np.array([0.0, 1.0])
+    draws_ = est_ + np.column_stack([rng.exponential(size=4000), rng.standard_normal(4000)])
+    ci_ = inf.simulated_interval(est_, draws_, 0.05, None, 0.5)
+    inside = np.mean((draws_ >= ci_[:, 0]) & (draws_ <= ci_[:, 1]), axis=0)
+    np.testing.assert_allclose(inside, 0.95, atol=0.002)
+    # a skewed cloud: the window lies on the draws' side, the pivot's on the reflected one
+    assert ci_[0, 0] >= est_[0] - 1e-12 and inf.shortest_interval(est_, draws_, 0.05)[0, 1] <= 0
