@@ -12,13 +12,15 @@ default's intervals on the data sets that ``python -m benchmarks._inference_kng_
 0.25 START STOP DIR linear,simulate`` stored in ``DIR/1000_0.25`` (one pickle per data set;
 its ``simulate`` variant is the default's interval: the same data set streams, fit and
 curvature draws as the chunked run, since epsilon = 0.25 is the first epsilon of each data
-set's stream, and the same seeds; the default's shortest interval of its draws within the
-box, ``_inference_kng_sim.intervals(..., "shortest")``, as ``conf_int`` takes it since session
-11). Per parameter:
+set's stream, and the same seeds; the default's interval of its draws within the box,
+``_inference_kng_sim.intervals(..., "default")``, as ``conf_int`` takes it: the shortest
+interval of the pivot in sessions 11-12, the draws' own shortest window at quantile 1/2 since
+session 13). Per parameter:
 
 * ``reps``, ``coverage``, ``mean_width``, ``coverage_mc_sd``: over the stored data sets;
 * the four oracle widths are kept: they are spreads of *estimates*, which the interval method
-  does not change, over the chunked run's 600 data sets (``oracle_reps``) or of the
+  does not change, over the chunked run's 600 data sets pooled with estimate-only ones since
+  session 13 (``oracle_reps``; ``_inference_kng_oracle``) or of the
   asymptotic laws; every ``width_ratio*`` is the new mean width over them;
 * ``interval``: what ``method="auto"`` gives in the row's cell (``"simulate"`` here,
   ``"linear"`` in every other row).
@@ -56,7 +58,7 @@ def default_intervals(folder):
     data = [pickle.loads(f.read_bytes()) for f in files]
     if any("simulate" not in d for d in data):
         raise SystemExit("every data set needs the 'simulate' variant (the default's interval)")
-    ci = np.array([kng_sim.intervals(d["box"], *d["simulate"], "shortest") for d in data])
+    ci = np.array([kng_sim.intervals(d["box"], *d["simulate"], "default") for d in data])
     return [int(f.stem) for f in files], ci
 
 

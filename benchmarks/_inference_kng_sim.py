@@ -193,10 +193,18 @@ def _variant(model, X, name, alpha=0.05):
 
 
 def intervals(model_box, est, draws, kind, alpha=0.05):
-    """The 95 % interval of the draws: ``basic`` (reflected about the estimate) or
-    ``percentile``, intersected with the box ranges ``model_box``."""
+    """The 95 % interval of the draws: ``basic`` (reflected about the estimate),
+    ``percentile``, ``shortest`` (the shortest interval of the pivot, the library's default
+    in sessions 11-12) or ``default`` (the library's default since session 13 at the
+    benchmark's quantile 1/2: the draws' own shortest window,
+    ``_inference_quantile.simulated_interval``), intersected with the box ranges
+    ``model_box``."""
     from dpreg.linear_model._inference import basic_interval_within  # noqa: PLC0415
 
+    if kind == "default":
+        from dpreg.linear_model._inference_quantile import simulated_interval  # noqa: PLC0415
+
+        return simulated_interval(est, draws, alpha, model_box, 0.5)  # the cells' quantile
     if kind == "basic":
         return basic_interval_within(est, draws, alpha, model_box)
     if kind == "shortest":
