@@ -29,6 +29,11 @@ with the whole epsilon and with the asymptotic laws of both fits;
 ``benchmarks/_inference_kng_chunks.py`` runs these cells in chunks), and seed 001's Figure 4
 is regenerated with a line for dpreg's intervals (``benchmarks/_inference_figure4.py``).
 
+The logistic oracle widths pool the coverage fits with ``LOGISTIC_ORACLE_REPS`` estimate-only
+data sets, and the KNG simulated oracles with ``KNG_ORACLE_REPS`` (session 13;
+``benchmarks/_inference_logistic_oracle.py`` and ``benchmarks/_inference_kng_oracle.py``
+rescored the committed tables the same way without re-running their intervals).
+
 Run: ``python -m benchmarks.inference [--quick | --full] [--estimators functional,...]``.
 """
 

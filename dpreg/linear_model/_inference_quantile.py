@@ -478,8 +478,10 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
     ``[l, u]`` (:func:`shortest_interval`; session 10 took the equal-tailed one, the basic
     interval): the law is a narrow core and a flat plateau over the box, and the shortest
     window leaves a thin one-sided plateau out instead of cutting into it. Near the box edge
-    the pivot breaks (the box truncates the law differently at ``theta~`` and ``theta0``);
-    the interval is then intersected with the box. **Assumed:** normal errors (the shape away
+    the pivot breaks (the box truncates the law differently at ``theta~`` and ``theta0``):
+    at ``tau = 1/2``, where the world's law is symmetric, ``conf_int`` therefore takes the
+    shortest window of the draws themselves instead (:func:`simulated_interval`, session
+    13); either interval is intersected with the box. **Assumed:** normal errors (the shape away
     from the quantile matters once the noise reaches it), a design with the released Gram
     matrix (only its first two moments are matched), the location-shift model. The released
     ``G~`` and ``t~`` are plugged in, not redrawn: redrawing ``G`` as the linearised
