@@ -94,15 +94,13 @@ def load(out, kind, n):
 
 
 def spread(est):
-    """The oracle width per parameter: the 2.5-97.5 % spread of ``est`` (rows: data sets)."""
-    lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
-    return hi - lo
+    """The oracle width per parameter (``benchmarks.inference.oracle_spread``)."""
+    return inf.oracle_spread(est)
 
 
 def boot_sd(est, rng, boot=BOOT):
-    """Bootstrap sd per parameter of :func:`spread` (``boot`` resamples of the rows)."""
-    idx = rng.integers(0, len(est), size=(boot, len(est)))
-    return np.array([spread(est[i]) for i in idx]).std(axis=0, ddof=1)
+    """Bootstrap sd per parameter of :func:`spread` (``inference.oracle_spread_sd``)."""
+    return inf.oracle_spread_sd(est, rng, boot)
 
 
 def rescore(table, replay, extra, rng, tol=1e-9):

@@ -62,7 +62,7 @@ def committed_rows(table, n, eps):
 
 def spreads(arrays):
     """The 2.5-97.5 % spread per column of each array of ``arrays``, stacked ``(len, k)``."""
-    return np.array([np.subtract(*np.quantile(a, [0.975, 0.025], axis=0)) for a in arrays])
+    return np.array([inf.oracle_spread(a) for a in arrays])
 
 
 def verify(replayed, reference, n, eps, rtol=1e-9):
@@ -77,11 +77,9 @@ def verify(replayed, reference, n, eps, rtol=1e-9):
 
 
 def boot_sd(est, rng, boot=BOOT):
-    """Bootstrap sd of the 2.5-97.5 % spread of ``est`` (m, k) per column: the rows resampled
-    with replacement ``boot`` times."""
-    idx = rng.integers(0, len(est), size=(boot, len(est)))
-    lo, hi = np.quantile(est[idx], [0.025, 0.975], axis=1)
-    return (hi - lo).std(axis=0, ddof=1)
+    """Bootstrap sd of the 2.5-97.5 % spread of ``est`` (m, k) per column
+    (``inference.oracle_spread_sd``)."""
+    return inf.oracle_spread_sd(est, rng, boot)
 
 
 def reference_widths(table):

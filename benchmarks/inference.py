@@ -122,6 +122,20 @@ def cell_estimates(n, reps, seed, draw_data=None):
     return {eps: np.array(v) for eps, v in out.items()}
 
 
+def oracle_spread(est):
+    """The oracle width per parameter: the 2.5-97.5 % spread of ``est`` (rows: data sets)."""
+    lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
+    return hi - lo
+
+
+def oracle_spread_sd(est, rng, boot=200):
+    """Bootstrap sd per parameter of :func:`oracle_spread`: the rows of ``est`` resampled with
+    replacement ``boot`` times (how much an oracle of ``len(est)`` data sets strays)."""
+    idx = rng.integers(0, len(est), size=(boot, len(est)))
+    lo, hi = np.quantile(np.asarray(est)[idx], [0.025, 0.975], axis=1)
+    return (hi - lo).std(axis=0, ddof=1)
+
+
 def with_pooled_oracle(rows, est):
     """Score ``rows`` against the oracle of ``est`` (all estimates of the cell: the coverage
     fits and the estimate-only fits), with its size and the coverage's Monte Carlo sd."""
