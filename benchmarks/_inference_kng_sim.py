@@ -220,20 +220,10 @@ def release(n, eps, seed, i, x1_low=-1.0, bounds_X=(-1, 1)):
     draws it (``x1_low`` > -1: the non-centred design of ``_inference_robust``), fitted at
     ``(1 - KNG_SHARE) * eps`` with its curvature release at ``KNG_SHARE * eps``, both from the
     data set's generator ``default_rng([seed, i])``. ``bounds_X`` is the fit's public box."""
-    from dpreg import KNGQuantileRegressor  # noqa: PLC0415
-
-    share = cells_mod.KNG_SHARE
-    rng = np.random.default_rng([seed, i])
-    X = cells_mod.shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), x1_low)
-    y = cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + rng.standard_normal(n)
-    model = KNGQuantileRegressor(
-        epsilon=(1 - share) * eps,
-        bounds_X=bounds_X,
-        bounds_y=(-7, 9),
-        random_state=rng,
-        progress_bar=False,
-    ).fit(X, y)
-    model.release_curvature(X, y, share * eps, random_state=rng)
+    first = cells_mod.kng_releases(
+        n, 1, seed, [eps], full_fits=False, start=i, x1_low=x1_low, bounds_X=bounds_X
+    )
+    _, X, y, _, model, _ = next(first)  # the cells' own data, fit and curvature release
     return X, y, model
 
 
