@@ -375,17 +375,19 @@ def warnings_for(fit, rel, simulated=False):
 
 def _edge_note(tau):
     """What the simulated interval does when the release lies near the parameter box's edge
-    (:func:`simulated_interval`: the draws' own window at tau = 1/2, the pivot otherwise)."""
-    where = (
+    (:func:`simulated_interval`), and at a level other than 1/2 what was measured
+    (docs/inference.md, "At tau != 1/2: the mirrored world")."""
+    note = (
         "when the release lies near an edge of the parameter box, e.g. when a feature sits "
-        "off-centre in its public bounds"
+        "off-centre in its public bounds, they widen towards the whole box; public bounds "
+        "that centre each column narrow them"
     )
-    if float(tau) == SYMMETRIC_TAU:
-        return (
-            f"{where}, they widen towards the whole box; public bounds that centre each "
-            "column narrow them"
+    if mirrors(tau):
+        note += (
+            "; at a quantile level other than 1/2 the intercept's interval can still "
+            "under-cover (0.83-0.90 measured at level 1/4, n * epsilon = 250)"
         )
-    return f"they can under-cover {where}, where the pivot they invert breaks"
+    return note
 
 
 def simulation_params(estimator, fit):
@@ -418,7 +420,7 @@ def simulation_params(estimator, fit):
     return params
 
 
-def synthetic_data(fit, gram, sparsity, rng):
+def synthetic_data(fit, gram, sparsity, rng, mirror=False):
     """One synthetic data set ``(X, y)`` in user units, built from public values only.
 
     Design: with ``M = gram / n`` (``M = [[1, m^T], [m, S]]`` with an intercept, ``S``
@@ -428,7 +430,9 @@ def synthetic_data(fit, gram, sparsity, rng):
     public box (exact for a uniform design on the box, ``S = I / 3``). Errors: normal, shifted
     so that their ``tau``-quantile is 0, with scale ``sigma = sparsity * phi(Phi^-1(tau))``,
     i.e. density ``1 / sparsity`` at the quantile. ``y = w^T theta~ + e`` in scaled units (the
-    units of ``y``), and ``x = mid + half z`` for the active features (``mid`` otherwise)."""
+    units of ``y``), and ``x = mid + half z`` for the active features (``mid`` otherwise).
+    ``mirror``: the errors negated, ``y = w^T theta~ - e`` (their ``(1 - tau)``-quantile is 0:
+    the mirrored world of :func:`simulate`)."""
     n = fit.n
     o = int(fit.fit_intercept)
     p = int(fit.active.sum())
@@ -442,13 +446,13 @@ def synthetic_data(fit, gram, sparsity, rng):
     q = _normal.ppf(fit.tau)
     e = float(sparsity) * _normal.pdf(q) * (rng.standard_normal(n) - q)
     W = np.hstack([np.ones((n, o)), Z])
-    y = W @ np.asarray(fit.theta, float) + e
+    y = W @ np.asarray(fit.theta, float) + (-e if mirror else e)
     X = np.tile(fit.mid, (n, 1))
     X[:, fit.active] = fit.mid[fit.active] + fit.half[fit.active] * Z
     return X, y
 
 
-def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
+def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0, mirror=None):
     r"""``(estimate, draws)`` in user units: the simulation (parametric) bootstrap.
 
     Pure post-processing: it reads the released ``theta~``, the released Gram matrix and
@@ -479,9 +483,10 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
     interval): the law is a narrow core and a flat plateau over the box, and the shortest
     window leaves a thin one-sided plateau out instead of cutting into it. Near the box edge
     the pivot breaks (the box truncates the law differently at ``theta~`` and ``theta0``):
-    at ``tau = 1/2``, where the world's law is symmetric, ``conf_int`` therefore takes the
-    shortest window of the draws themselves instead (:func:`simulated_interval`, session
-    13); either interval is intersected with the box. **Assumed:** normal errors (the shape away
+    ``conf_int`` therefore takes the shortest window of the draws themselves instead, at
+    ``tau != 1/2`` of the mirrored world's draws (errors negated, fits at level ``1 - tau``;
+    :func:`simulated_interval`, :func:`mirrors`, session 13), intersected with the box.
+    **Assumed:** normal errors (the shape away
     from the quantile matters once the noise reaches it), a design with the released Gram
     matrix (only its first two moments are matched), the location-shift model. The released
     ``G~`` and ``t~`` are plugged in, not redrawn: redrawing ``G`` as the linearised
@@ -496,7 +501,15 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
     lam, Q = np.linalg.eigh(public_gram(fit, rel.gram.hessian))
     gram = (Q * np.maximum(lam, GRAM_FLOOR)) @ Q.T
     s = 2.0 * max(float(rel.radius), 0.0) / float(rel.level)
-    return simulate_from(estimator, np.repeat(gram[None], n_sim, 0), np.full(n_sim, s), rng)
+    grams, sparsities = np.repeat(gram[None], n_sim, 0), np.full(n_sim, s)
+    mirror = mirrors(fit.tau) if mirror is None else bool(mirror)  # a diagnosis may force it
+    return simulate_from(estimator, grams, sparsities, rng, mirror=mirror)
+
+
+def mirrors(tau):
+    """Whether :func:`simulate` draws the mirrored world: at every level but 1/2, where the
+    world is its own mirror in law (:func:`simulated_interval`)."""
+    return float(tau) != SYMMETRIC_TAU
 
 
 def shortest_interval(estimate, draws, alpha, limits=None, grid=SHORTEST_GRID):
@@ -524,52 +537,51 @@ def shortest_interval(estimate, draws, alpha, limits=None, grid=SHORTEST_GRID):
     return ci
 
 
-#: The quantile level whose simulated law is symmetric (:func:`simulated_interval`).
+#: The quantile level whose synthetic world is its own mirror in law (:func:`mirrors`).
 SYMMETRIC_TAU = 0.5
 
 
-def simulated_interval(estimate, draws, alpha, limits, tau):
-    """The interval of the simulation bootstrap (``conf_int`` and ``summary``).
+def simulated_interval(estimate, draws, alpha, limits):
+    """The interval of the simulation bootstrap (``conf_int`` and ``summary``): the shortest
+    window holding ``1 - alpha`` of the synthetic draws ``theta*`` themselves ("direct"),
+    i.e. :func:`shortest_interval` of the draws reflected through ``theta~``, intersected
+    with ``limits``. At ``tau != 1/2`` the draws are the mirrored world's (:func:`mirrors`).
 
-    ``tau = 1/2`` (median regression, :data:`SYMMETRIC_TAU`): the shortest window holding
-    ``1 - alpha`` of the synthetic draws ``theta*`` themselves ("direct"), i.e.
-    :func:`shortest_interval` of the draws reflected through ``theta~``. Any other ``tau``:
-    the shortest interval of the pivot (:func:`shortest_interval`), as before.
-
-    **Why the draws themselves at tau = 1/2.** The world's errors are normal with median 0.
-    Write ``h_e(delta) = exp(-s_K ||g_e(delta)||_K)`` for the unnormalised KNG density of
-    ``delta = theta - theta~`` on a synthetic data set with errors ``e``, ``g_e(delta) =
-    sum_i w_i (1{e_i <= w_i^T delta} - 1/2)``. Since ``1{-e_i <= w_i^T delta} - 1/2 =
-    -(1{e_i < -w_i^T delta} - 1/2)`` and ties have probability 0, ``g_{-e}(delta) =
-    -g_e(-delta)``; ``K`` is symmetric and ``-e`` has the law of ``e``, so the random field
-    ``delta -> h(delta)`` has the law of ``delta -> h(-delta)``, for any design. Without
-    the parameter box the release is then a symmetric location family, the pivot's law is
-    symmetric, and reflecting the roots changes nothing: the two orientations agree (they do
-    in the law's core). What differs is the box, the parameter space that holds the truth.
-    Near its edge (a release on the law's plateau, e.g. a feature off-centre in its public
-    bounds at small n * epsilon) the world at ``theta~`` is truncated on the near side, so its
-    draws lie inwards, where the truth is, while the pivot reflects them outwards, against
-    the edge, and misses the truth: the inversion of the test that accepts where
-    ``h(theta~ - theta0)`` is above the world's level is ``{theta0: h(theta0 - theta~) >=
-    kappa}``, the high-density region of the world's own draws (exact where the box's mass
-    ``Z(theta0)`` equals ``Z(theta~)``; an approximation near the edge, measured in
-    ``docs/inference.md``, "The direct orientation at tau = 1/2"). At ``tau != 1/2`` the
-    world's law is skewed and the draws' window is not the pivot's, so those keep the pivot.
+    **Why the draws themselves (derivation).** Write ``g^tau_e(delta) = sum_i w_i (1{e_i <=
+    w_i^T delta} - tau)`` for the KNG gradient at ``theta = theta~ + delta`` on a synthetic
+    data set with errors ``e`` and ``h^tau_e(delta) = exp(-s_K ||g^tau_e(delta)||_K)`` for
+    the unnormalised density. Since ``1{-e_i <= w_i^T delta} - tau = -(1{e_i < -w_i^T delta}
+    - (1 - tau))`` and ties have probability 0, ``g^tau_e(delta) = -g^(1-tau)_(-e)(-delta)``,
+    and ``K`` is symmetric: ``h^tau_e(theta~ - theta0) = h^(1-tau)_(-e)(theta0 - theta~)``.
+    The test that accepts ``theta~`` where ``h^tau(theta~ - theta0)`` is above a level
+    ``kappa`` therefore inverts to ``{theta0 : h^(1-tau)_(-e)(theta0 - theta~) >= kappa}``,
+    the high-density region of a world centred at ``theta~`` whose errors are ``-e`` (their
+    ``(1 - tau)``-quantile is 0) and whose fits are at level ``1 - tau``: the mirrored world.
+    At ``tau = 1/2`` with the world's normal errors, ``-e`` has the law of ``e``, so the
+    mirrored world is the world itself in law (and :func:`simulate` does not mirror it).
+    The level is set in the world at ``theta~``, which is exact where the parameter box's
+    mass ``Z(theta0)`` equals ``Z(theta~)``; near the box's edge (a release on the law's
+    plateau, e.g. a feature off-centre in its public bounds at small n * epsilon) it is an
+    approximation, measured in ``docs/inference.md`` ("The direct orientation"). There the
+    pivot ``[theta~ - u, theta~ - l]`` of sessions 11-12 (:func:`shortest_interval` of the
+    unreflected draws) reflects the world's box-truncated draws outwards, against the edge,
+    and misses: 0.85 at tau = 1/2 on the non-centred design, 0.33-0.65 at tau = 1/4 on both.
     """
     draws = np.asarray(draws, float)
-    if float(tau) == SYMMETRIC_TAU:
-        draws = 2.0 * np.asarray(estimate, float) - draws
-    return shortest_interval(estimate, draws, alpha, limits)
+    return shortest_interval(estimate, 2.0 * np.asarray(estimate, float) - draws, alpha, limits)
 
 
-def simulate_from(estimator, grams, sparsities, rng):
+def simulate_from(estimator, grams, sparsities, rng, mirror=False):
     """The synthetic fits of :func:`simulate` for given Gram matrices ``(B, d, d)`` and
-    sparsities ``(B,)`` (public values; a diagnosis may pass others). Returns ``(estimate,
-    draws)`` in user units."""
+    sparsities ``(B,)`` (public values; a diagnosis may pass others). ``mirror``: the
+    mirrored world (errors negated, :func:`synthetic_data`, and fits at level ``1 - tau``).
+    Returns ``(estimate, draws)`` in user units."""
     from ..accounting import BudgetAccountant  # noqa: PLC0415
 
     fit, _ = _release(estimator)
     params = simulation_params(estimator, fit)
+    if mirror:
+        params["quantile"] = 1.0 - float(fit.tau)
     n_sim = len(sparsities)
     seeds = rng.integers(0, 2**63 - 1, size=n_sim)
     ledger = BudgetAccountant()  # the synthetic fits' spends are not the user's
@@ -588,7 +600,7 @@ def simulate_from(estimator, grams, sparsities, rng):
         unit="fit",
     )
     for b in bar:
-        X, y = synthetic_data(fit, grams[b], sparsities[b], rng)
+        X, y = synthetic_data(fit, grams[b], sparsities[b], rng, mirror)
         params.update(random_state=int(seeds[b]), accountant=ledger)
         with warnings.catch_warnings():  # about synthetic data, not the user's
             warnings.simplefilter("ignore")
@@ -693,7 +705,7 @@ def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=
     names = _maybe_names(estimator, fit)
     if not _simulated(estimator):
         return interval_output(est, draws, alpha, names, box_ranges(fit))
-    ci = simulated_interval(est, draws, alpha, box_ranges(fit), fit.tau)
+    ci = simulated_interval(est, draws, alpha, box_ranges(fit))
     if names is None:
         return ci
     import pandas as pd  # noqa: PLC0415
@@ -713,7 +725,7 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=D
     names = param_names(estimator, fit.fit_intercept)
     frame = summary_frame(est, draws, alpha, names, limits=box_ranges(fit))
     if simulated:  # conf_int's shortest interval (simulated_interval), not the basic one
-        ci = simulated_interval(est, draws, alpha, box_ranges(fit), fit.tau)
+        ci = simulated_interval(est, draws, alpha, box_ranges(fit))
         frame[f"[{alpha / 2:g}"], frame[f"{1 - alpha / 2:g}]"] = ci[:, 0], ci[:, 1]
     fit_eps = float(estimator.epsilon)
     info = {
@@ -725,9 +737,9 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=D
         "interval": (
             f"simulation bootstrap (exact sampler on synthetic data), {n_sim} fits, "
             + (
-                "shortest window of the draws"
-                if float(fit.tau) == SYMMETRIC_TAU
-                else "shortest interval of the pivot"
+                "shortest window of the mirrored world's draws"
+                if mirrors(fit.tau)
+                else "shortest window of the draws"
             )
             if simulated
             else f"linearised parametric bootstrap, {n_boot} draws"

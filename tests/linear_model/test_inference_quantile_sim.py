@@ -42,7 +42,7 @@ def test_auto_simulates_where_the_linear_check_fails_and_warns():
     # widens towards the box there (session 13), at other tau the pivot can under-cover
     texts = [str(w.message) for w in caught]
     assert any("off-centre in its public bounds" in t and "widen" in t for t in texts), texts
-    assert inf._edge_note(0.3).startswith("they can under-cover")
+    assert "under-cover" not in inf._edge_note(0.5) and "under-cover" in inf._edge_note(0.25)
     assert m._inference_cache[1] == ("simulate", 20)
     m._inference_cache = None
     np.testing.assert_array_equal(a, ci(m, method="simulate"))
@@ -231,9 +231,9 @@ def test_shortest_interval_is_the_narrowest_window_and_conf_int_uses_it():
     """Among [q(p), q(p + 0.95)] (p in [0, 0.05]) of the roots it is the narrowest: never
     wider than the basic interval (p = 0.025), equal to it for a symmetric law (up to the
     draws' noise), much narrower for a core with a one-sided flat tail, and it holds the
-    basic interval's share of the draws. conf_int and summary of a simulated fit at
-    tau != 1/2 return it (clipped to the box); at tau = 1/2 see
-    test_median_regression_takes_the_draws_own_window."""
+    basic interval's share of the draws. conf_int and summary of a simulated fit return it
+    for the reflected draws (test_median_regression_takes_the_draws_own_window,
+    test_other_quantiles_take_the_mirrored_worlds_window)."""
     from dpreg.linear_model._inference import basic_interval  # noqa: PLC0415
 
     rng = np.random.default_rng(0)
@@ -251,16 +251,45 @@ def test_shortest_interval_is_the_narrowest_window_and_conf_int_uses_it():
     assert width[2] < 0.2 * width_basic[2]  # 4 % flat tail on one side: left out
     inside = np.mean((est - roots >= ci[:, 0]) & (est - roots <= ci[:, 1]), axis=0)
     np.testing.assert_allclose(inside, 0.95, atol=0.002)
+
+
+def test_other_quantiles_take_the_mirrored_worlds_window(monkeypatch):
+    """At tau != 1/2 the simulation draws the mirrored world (the synthetic errors negated,
+    the synthetic fits at level 1 - tau; docs/inference.md, "The direct orientation") and
+    conf_int / summary are its draws' own shortest window; at tau = 1/2 nothing is mirrored
+    (the world is its own mirror in law): the control, on the same code path."""
+    calls = []
+    real_data, real_fit = inf.synthetic_data, KNGQuantileRegressor.fit
+
+    def data(fit, gram, sparsity, rng, mirror=False):
+        calls.append(("data", mirror))
+        return real_data(fit, gram, sparsity, rng, mirror)
+
+    def fit(self, X, y, *a, **k):
+        calls.append(("quantile", self.quantile))
+        return real_fit(self, X, y, *a, **k)
+
+    monkeypatch.setattr(inf, "synthetic_data", data)
+    monkeypatch.setattr(KNGQuantileRegressor, "fit", fit)
     m, _, _ = small(quantile=0.3)
+    calls.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         a = m.conf_int(n_sim=20, method="simulate")
-        est_, draws_ = m._inference_cache[2]
-        ci_ = inf.shortest_interval(est_, draws_, 0.05, inf.box_ranges(m.kng_release_))
+        est, draws = m._inference_cache[2]
         summary = m.summary(n_sim=20, method="simulate")
-    np.testing.assert_array_equal(a, ci_)
-    np.testing.assert_array_equal(summary.as_dataframe()[["[0.025", "0.975]"]].to_numpy(), ci_)
-    assert "shortest interval of the pivot" in str(summary)
+    assert set(calls) == {("data", True), ("quantile", 0.7)}, set(calls)
+    ci = inf.shortest_interval(est, 2.0 * est - draws, 0.05, inf.box_ranges(m.kng_release_))
+    np.testing.assert_array_equal(a, ci)
+    np.testing.assert_array_equal(summary.as_dataframe()[["[0.025", "0.975]"]].to_numpy(), a)
+    assert "mirrored world" in str(summary)
+    # the control: at tau = 1/2 the same code path does not mirror
+    calls.clear()
+    m2, _, _ = small()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        m2.conf_int(n_sim=20, method="simulate")
+    assert set(calls) == {("data", False), ("quantile", 0.5)}, set(calls)
 
 
 def test_median_regression_takes_the_draws_own_window():
@@ -288,7 +317,7 @@ def test_median_regression_takes_the_draws_own_window():
     rng = np.random.default_rng(1)
     est_ = np.array([0.0, 1.0])
     draws_ = est_ + np.column_stack([rng.exponential(size=4000), rng.standard_normal(4000)])
-    ci_ = inf.simulated_interval(est_, draws_, 0.05, None, 0.5)
+    ci_ = inf.simulated_interval(est_, draws_, 0.05, None)
     inside = np.mean((draws_ >= ci_[:, 0]) & (draws_ <= ci_[:, 1]), axis=0)
     np.testing.assert_allclose(inside, 0.95, atol=0.002)
     # a skewed cloud: the window lies on the draws' side, the pivot's on the reflected one
