@@ -257,14 +257,16 @@ def kng_data(n, rng, x1_low=-1.0):
     return X, KNG_BETA[0] + X @ KNG_BETA[1:] + rng.standard_normal(n)
 
 
-def kng_fit(X, y, epsilon, rng, bounds_X=(-1, 1), accountant=None):
+def kng_fit(X, y, epsilon, rng, bounds_X=(-1, 1), accountant=None, quantile=0.5):
     """The KNG fit of every KNG cell: public ``bounds_X``, ``bounds_y = (-7, 9)``, its privacy
     draws from ``rng`` (the data set's stream). ``accountant``: the ledger it spends from (the
-    process-global one by default; a ledger draws nothing, so the release is the same)."""
+    process-global one by default; a ledger draws nothing, so the release is the same).
+    ``quantile``: the level (the cells' 1/2 unless a diagnosis asks for another)."""
     from dpreg import KNGQuantileRegressor  # noqa: PLC0415
 
     return KNGQuantileRegressor(
         epsilon=epsilon,
+        quantile=quantile,
         bounds_X=bounds_X,
         bounds_y=(-7, 9),
         random_state=rng,
@@ -285,6 +287,7 @@ def kng_releases(
     bounds_X=(-1, 1),
     curvature=True,
     accountant=None,
+    quantile=0.5,
 ):
     """Yield ``(i, X, y, epsilon, model, full)`` in the random stream of :func:`kng_cells`:
     data set ``i`` (``start <= i < start + reps``) from ``default_rng([seed, i])``
@@ -297,15 +300,16 @@ def kng_releases(
     releases. ``curvature=False`` skips the curvature release (the estimate-only data sets of
     :func:`kng_estimates`): the first fit of a data set is then :func:`kng_cells`' first fit,
     every later draw of the stream goes to other uses (same laws, other values).
-    ``accountant``: the ledger of every fit and release (:func:`kng_fit`)."""
+    ``accountant``: the ledger of every fit and release, ``quantile`` their level
+    (:func:`kng_fit`)."""
     for i in range(start, start + reps):
         rng = np.random.default_rng([seed, i])
         X, y = kng_data(n, rng, x1_low)
         for eps in eps_grid:
-            model = kng_fit(X, y, (1 - share) * eps, rng, bounds_X, accountant)
+            model = kng_fit(X, y, (1 - share) * eps, rng, bounds_X, accountant, quantile)
             if curvature:
                 model.release_curvature(X, y, share * eps, random_state=rng)
-            full = kng_fit(X, y, eps, rng, bounds_X, accountant) if full_fits else None
+            full = kng_fit(X, y, eps, rng, bounds_X, accountant, quantile) if full_fits else None
             yield i, X, y, eps, model, full
 
 
