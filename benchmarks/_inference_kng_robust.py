@@ -122,9 +122,11 @@ def world(X, truth):
     matrix and sparsity it is passed. ``bounds_X = (-1, 1)``: scaled = user units."""
     inner = iq.synthetic_data
 
-    def exact_world(fit, gram, sparsity, rng):
+    def exact_world(fit, gram, sparsity, rng, mirror=False):
         if not (np.all(fit.mid == 0.0) and np.all(fit.half == 1.0)):
             raise ValueError("the exact world assumes bounds_X = (-1, 1)")
+        if mirror:  # the cells are at quantile 1/2, whose world is not mirrored
+            raise ValueError("the exact world is the quantile-1/2 cells' world")
         return X, truth[0] + X @ truth[1:] + rng.standard_normal(len(X))
 
     iq.synthetic_data = exact_world
