@@ -93,14 +93,8 @@ def load(out, kind, n):
     }
 
 
-def spread(est):
-    """The oracle width per parameter (``benchmarks.inference.oracle_spread``)."""
-    return inf.oracle_spread(est)
-
-
-def boot_sd(est, rng, boot=BOOT):
-    """Bootstrap sd per parameter of :func:`spread` (``inference.oracle_spread_sd``)."""
-    return inf.oracle_spread_sd(est, rng, boot)
+#: the oracle width per parameter and its bootstrap sd (one helper, ``benchmarks.inference``)
+spread, boot_sd = inf.oracle_spread, inf.oracle_spread_sd
 
 
 def rescore(table, replay, extra, rng, tol=1e-9):
@@ -159,9 +153,10 @@ def rescore(table, replay, extra, rng, tol=1e-9):
                         new_ratio_full=r["width_ratio_full"],
                     )
                 )
-            for col in ("oracle_reps", "oracle_width", "width_ratio"):
-                table.loc[cell, col] = [r[col] for r in new]
-            for col in ("oracle_width_full", "width_ratio_full"):
+            for col in ("oracle_reps", "oracle_width", "width_ratio") + (
+                "oracle_width_full",
+                "width_ratio_full",
+            ):
                 table.loc[cell, col] = [r[col] for r in new]
     report = pd.DataFrame(report)
     band = report.coverage.between(0.93, 0.97)

@@ -76,10 +76,8 @@ def verify(replayed, reference, n, eps, rtol=1e-9):
     return float(rel.max())
 
 
-def boot_sd(est, rng, boot=BOOT):
-    """Bootstrap sd of the 2.5-97.5 % spread of ``est`` (m, k) per column
-    (``inference.oracle_spread_sd``)."""
-    return inf.oracle_spread_sd(est, rng, boot)
+#: bootstrap sd of an oracle width per column (one helper, ``benchmarks.inference``)
+boot_sd = inf.oracle_spread_sd
 
 
 def reference_widths(table):
