@@ -204,7 +204,7 @@ def intervals(model_box, est, draws, kind, alpha=0.05):
     if kind == "default":
         from dpreg.linear_model._inference_quantile import simulated_interval  # noqa: PLC0415
 
-        return simulated_interval(est, draws, alpha, model_box, 0.5)  # the cells' quantile
+        return simulated_interval(est, draws, alpha, model_box)
     if kind == "basic":
         return basic_interval_within(est, draws, alpha, model_box)
     if kind == "shortest":
