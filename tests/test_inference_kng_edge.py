@@ -34,7 +34,7 @@ def test_default_interval_covers_plateau_releases_that_the_pivot_misses():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             ci = model.conf_int()
-        est, draws = model._inference_cache[2]
+        est, (draws,) = model._inference_cache[2]  # tau = 1/2: one world
         assert model._inference_cache[1] == ("simulate", iq.DEFAULT_N_SIM)
         alt = iq.shortest_interval(est, draws, 0.05, iq.box_ranges(model.kng_release_))
         default.append((ci[:2, 0] <= KNG_BETA[:2]) & (KNG_BETA[:2] <= ci[:2, 1]))

@@ -28,7 +28,9 @@ assumptions: ``docs/inference.md``.
 Where the released check of the linearisation fails (small n * epsilon), ``method="auto"``
 uses :func:`simulate` instead: the fit's own exact sampler run on synthetic data matched to
 the released Gram matrix and sparsity (post-processing; ``docs/inference.md``, "The
-simulation bootstrap at small n·ε").
+simulation bootstrap at small n·ε"). At ``tau != 1/2`` it runs two such worlds, at the
+released sparsity and at a quarter of it, and takes the hull of their windows
+(:func:`world_sparsities`).
 """
 
 from __future__ import annotations
@@ -384,8 +386,10 @@ def _edge_note(tau):
     )
     if mirrors(tau):
         note += (
-            "; at a quantile level other than 1/2 the intercept's interval can still "
-            "under-cover (0.83-0.90 measured at level 1/4, n * epsilon = 250)"
+            "; at a quantile level other than 1/2 the released sparsity is uncertain and "
+            "moves the intercept's interval: it takes the hull over two sparsities, measured "
+            "at level 1/4 and n * epsilon = 250 only (intercept 0.95-0.98), so it may "
+            "under-cover elsewhere"
         )
     return note
 
@@ -452,7 +456,7 @@ def synthetic_data(fit, gram, sparsity, rng, mirror=False):
     return X, y
 
 
-def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0, mirror=None):
+def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0, mirror=None, sparsity=None):
     r"""``(estimate, draws)`` in user units: the simulation (parametric) bootstrap.
 
     Pure post-processing: it reads the released ``theta~``, the released Gram matrix and
@@ -485,7 +489,10 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0, mirror=None):
     the pivot breaks (the box truncates the law differently at ``theta~`` and ``theta0``):
     ``conf_int`` therefore takes the shortest window of the draws themselves instead, at
     ``tau != 1/2`` of the mirrored world's draws (errors negated, fits at level ``1 - tau``;
-    :func:`simulated_interval`, :func:`mirrors`, session 13), intersected with the box.
+    :func:`simulated_interval`, :func:`mirrors`, session 13), intersected with the box; and
+    at ``tau != 1/2`` the hull of two such worlds' windows, whose sparsities span the
+    released one's uncertainty (:func:`simulate_worlds`, :func:`world_sparsities`, session
+    14). ``sparsity``: the world's sparsity (default: the released one).
     **Assumed:** normal errors (the shape away
     from the quantile matters once the noise reaches it), a design with the released Gram
     matrix (only its first two moments are matched), the location-shift model. The released
@@ -500,10 +507,59 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0, mirror=None):
     rng = check_random_state(random_state)
     lam, Q = np.linalg.eigh(public_gram(fit, rel.gram.hessian))
     gram = (Q * np.maximum(lam, GRAM_FLOOR)) @ Q.T
-    s = 2.0 * max(float(rel.radius), 0.0) / float(rel.level)
+    s = world_sparsities(fit, rel)[0] if sparsity is None else float(sparsity)
     grams, sparsities = np.repeat(gram[None], n_sim, 0), np.full(n_sim, s)
     mirror = mirrors(fit.tau) if mirror is None else bool(mirror)  # a diagnosis may force it
     return simulate_from(estimator, grams, sparsities, rng, mirror=mirror)
+
+
+#: At ``tau != 1/2`` the simulation also draws a world whose sparsity is the released one
+#: divided by this (:func:`world_sparsities`; docs/inference.md, "The sparsity's span at
+#: tau != 1/2").
+SPARSITY_SPAN = 4.0
+
+
+def world_sparsities(fit, rel):
+    """The sparsities of the simulated worlds (public values only): the released ``s^ = 2
+    t~ / L``, and at ``tau != 1/2`` also ``s^ / SPARSITY_SPAN``.
+
+    **Why two at tau != 1/2.** At small ``n * epsilon`` the released radius ``t~`` is the
+    window of the residuals at the noisy ``theta~``, not at ``theta0``, so ``s^`` carries the
+    release's own error (measured at tau = 1/4, n * epsilon = 250: ``s^`` from 0.55 to 11
+    times the true sparsity). At ``tau = 1/2`` the world's law is symmetric about ``theta~``
+    for every sparsity, so a wrong ``s^`` changes the width only. At ``tau != 1/2`` the
+    normal errors' offset from their quantile scales with ``sigma = s phi(Phi^-1(tau))``, so
+    ``s`` moves the *location* of the world's intercept law: with ``s^`` several times too
+    large the intercept's window missed on one side (0.825 / 0.900, every miss at ``s^`` 4.9-11
+    times the truth), with the true ``s`` it covered (1.000 / 0.950); the hull of
+    :func:`simulate_worlds` covers 0.975 / 0.950 (40 / 60 releases). No released value
+    pins ``s`` down better there (the radius mostly measures ``theta~``'s own error), so
+    :func:`simulate_worlds` treats ``s`` as a nuisance parameter in the range ``[s^ / 4,
+    s^]`` and the interval is the hull of the two ends' windows
+    (:func:`simulated_interval`). Public and released values only: post-processing."""
+    s = 2.0 * max(float(rel.radius), 0.0) / float(rel.level)
+    return (s, s / SPARSITY_SPAN) if mirrors(fit.tau) else (s,)
+
+
+def simulate_worlds(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
+    """``(estimate, draws)`` with ``draws`` of shape ``(worlds, n_sim, params)``: one
+    :func:`simulate` per sparsity of :func:`world_sparsities` (one world at ``tau = 1/2``,
+    exactly :func:`simulate`'s draws; two at ``tau != 1/2``). An integer ``random_state``
+    seeds every world alike (common random numbers: the worlds differ by their sparsity
+    only)."""
+    fit, rel = _release(estimator)
+    out = [
+        simulate(estimator, n_sim, random_state=random_state, sparsity=s)
+        for s in world_sparsities(fit, rel)
+    ]
+    return out[0][0], np.stack([draws for _, draws in out])
+
+
+def simulated_se(draws):
+    """``bse`` of the simulation: the draws' standard deviation, the largest over the
+    worlds (``draws`` of shape ``(worlds, n_sim, params)``; the hull of
+    :func:`simulated_interval` takes the widest too)."""
+    return np.asarray(draws, float).std(axis=1, ddof=1).max(axis=0)
 
 
 def mirrors(tau):
@@ -568,6 +624,9 @@ def simulated_interval(estimate, draws, alpha, limits):
     and misses: 0.85 at tau = 1/2 on the non-centred design, 0.33-0.65 at tau = 1/4 on both.
     """
     draws = np.asarray(draws, float)
+    if draws.ndim == 3:  # several worlds (simulate_worlds): the hull of their windows
+        cis = np.array([simulated_interval(estimate, d, alpha, limits) for d in draws])
+        return np.column_stack([cis[:, :, 0].min(axis=0), cis[:, :, 1].max(axis=0)])
     return shortest_interval(estimate, 2.0 * np.asarray(estimate, float) - draws, alpha, limits)
 
 
@@ -670,7 +729,7 @@ def _draws(estimator, n_boot, method="auto", n_sim=DEFAULT_N_SIM):
         # seeded by the releases: deterministic for one release, independent across releases
         seed = release_seed(*released_values(fit, rel))
         if use == "simulate":
-            draws = simulate(estimator, key[1], random_state=seed)
+            draws = simulate_worlds(estimator, key[1], random_state=seed)
         else:
             draws = bootstrap(estimator, n_boot, random_state=seed)
         cache = (rel, key, draws)
@@ -715,7 +774,15 @@ def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=
 
 def bse(estimator, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=DEFAULT_N_SIM):
     fit, _, (_, draws) = _draws(estimator, n_boot, method, n_sim)
-    return se_output(draws, _maybe_names(estimator, fit))
+    names = _maybe_names(estimator, fit)
+    if not _simulated(estimator):
+        return se_output(draws, names)
+    se = simulated_se(draws)
+    if names is None:
+        return se
+    import pandas as pd  # noqa: PLC0415
+
+    return pd.Series(se, index=names, name="std err")
 
 
 def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=DEFAULT_N_SIM):
@@ -723,10 +790,12 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=D
     fit, rel, (est, draws) = _draws(estimator, n_boot, method, n_sim)
     simulated = _simulated(estimator)
     names = param_names(estimator, fit.fit_intercept)
-    frame = summary_frame(est, draws, alpha, names, limits=box_ranges(fit))
-    if simulated:  # conf_int's shortest interval (simulated_interval), not the basic one
+    one = draws[0] if simulated else draws  # simulated: (worlds, n_sim, params)
+    frame = summary_frame(est, one, alpha, names, limits=box_ranges(fit))
+    if simulated:  # conf_int's interval (simulated_interval) and bse, not the basic ones
         ci = simulated_interval(est, draws, alpha, box_ranges(fit))
         frame[f"[{alpha / 2:g}"], frame[f"{1 - alpha / 2:g}]"] = ci[:, 0], ci[:, 1]
+        frame["std err"] = simulated_se(draws)
     fit_eps = float(estimator.epsilon)
     info = {
         "n": rel.n,
@@ -735,9 +804,10 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=D
         "mechanism": f"K-norm gradient, quantile {fit.tau:g}",
         "norm": f"{estimator.norm_} (KNG), linf (Gram)",
         "interval": (
-            f"simulation bootstrap (exact sampler on synthetic data), {n_sim} fits, "
+            f"simulation bootstrap (exact sampler on synthetic data), {n_sim} fits a world, "
             + (
-                "shortest window of the mirrored world's draws"
+                "hull of the shortest windows of two mirrored worlds' draws (the released "
+                f"sparsity and 1/{SPARSITY_SPAN:g} of it)"
                 if mirrors(fit.tau)
                 else "shortest window of the draws"
             )

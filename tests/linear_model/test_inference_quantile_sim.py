@@ -39,10 +39,12 @@ def test_auto_simulates_where_the_linear_check_fails_and_warns():
     with pytest.warns(UserWarning, match="simulate the exact sampler") as caught:
         a = m.conf_int(n_sim=20)
     # it names the off-centre case (session 12, kngnc): at tau = 1/2 the draws' own window
-    # widens towards the box there (session 13), at other tau the pivot can under-cover
+    # widens towards the box there (session 13); at other tau the sparsity's hull is only
+    # measured at one level and n * epsilon (session 14)
     texts = [str(w.message) for w in caught]
     assert any("off-centre in its public bounds" in t and "widen" in t for t in texts), texts
-    assert "under-cover" not in inf._edge_note(0.5) and "under-cover" in inf._edge_note(0.25)
+    assert "two sparsities" not in inf._edge_note(0.5)
+    assert "two sparsities" in inf._edge_note(0.25) and "under-cover" in inf._edge_note(0.25)
     assert m._inference_cache[1] == ("simulate", 20)
     m._inference_cache = None
     np.testing.assert_array_equal(a, ci(m, method="simulate"))
@@ -258,11 +260,12 @@ def test_other_quantiles_take_the_mirrored_worlds_window(monkeypatch):
     the synthetic fits at level 1 - tau; docs/inference.md, "The direct orientation") and
     conf_int / summary are its draws' own shortest window; at tau = 1/2 nothing is mirrored
     (the world is its own mirror in law): the control, on the same code path."""
-    calls = []
+    calls, sparsities = [], []
     real_data, real_fit = inf.synthetic_data, KNGQuantileRegressor.fit
 
     def data(fit, gram, sparsity, rng, mirror=False):
         calls.append(("data", mirror))
+        sparsities.append(sparsity)
         return real_data(fit, gram, sparsity, rng, mirror)
 
     def fit(self, X, y, *a, **k):
@@ -276,13 +279,30 @@ def test_other_quantiles_take_the_mirrored_worlds_window(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         a = m.conf_int(n_sim=20, method="simulate")
-        est, draws = m._inference_cache[2]
+        est, worlds = m._inference_cache[2]
         summary = m.summary(n_sim=20, method="simulate")
+        se = m.bse(n_sim=20, method="simulate")
     assert set(calls) == {("data", True), ("quantile", 0.7)}, set(calls)
-    ci = inf.shortest_interval(est, 2.0 * est - draws, 0.05, inf.box_ranges(m.kng_release_))
-    np.testing.assert_array_equal(a, ci)
+    # two worlds (docs/inference.md, "The sparsity's span"): the released sparsity and a
+    # quarter of it, 20 synthetic data sets each, seeded alike
+    rel = m.curvature_release_
+    s_hat = 2.0 * rel.radius / rel.level
+    assert sparsities == [s_hat] * 20 + [s_hat / inf.SPARSITY_SPAN] * 20, sparsities[::20]
+    assert worlds.shape == (2, 20, 3)
+    box = inf.box_ranges(m.kng_release_)
+    each = [inf.shortest_interval(est, 2.0 * est - d, 0.05, box) for d in worlds]
+    hull = np.column_stack([np.minimum(each[0][:, 0], each[1][:, 0]),
+                            np.maximum(each[0][:, 1], each[1][:, 1])])  # fmt: skip
+    np.testing.assert_array_equal(a, hull)
+    assert np.any(hull != each[0]) and np.any(hull != each[1])  # both ends count here
     np.testing.assert_array_equal(summary.as_dataframe()[["[0.025", "0.975]"]].to_numpy(), a)
-    assert "mirrored world" in str(summary)
+    np.testing.assert_array_equal(se, worlds.std(axis=1, ddof=1).max(axis=0))
+    np.testing.assert_array_equal(summary.as_dataframe()["std err"].to_numpy(), se)
+    assert "two mirrored worlds" in str(summary)
+    # the first world is simulate's own (the released sparsity), bit for bit
+    _, one = inf.simulate(m, 20, random_state=inf.release_seed(*inf.released_values(
+        m.kng_release_, rel)))  # fmt: skip
+    np.testing.assert_array_equal(worlds[0], one)
     # the control: at tau = 1/2 the same code path does not mirror
     calls.clear()
     m2, _, _ = small()
@@ -304,8 +324,12 @@ def test_median_regression_takes_the_draws_own_window():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         a = m.conf_int(n_sim=20, method="simulate")
-        est, draws = m._inference_cache[2]
+        est, worlds = m._inference_cache[2]
         summary = m.summary(n_sim=20, method="simulate")
+        se = m.bse(n_sim=20, method="simulate")
+    assert worlds.shape[0] == 1  # tau = 1/2: one world, simulate's own draws
+    draws = worlds[0]
+    np.testing.assert_array_equal(se, draws.std(axis=0, ddof=1))
     box = inf.box_ranges(m.kng_release_)
     direct = inf.shortest_interval(est, 2.0 * est - draws, 0.05, box)
     np.testing.assert_array_equal(a, direct)
