@@ -164,7 +164,11 @@ def _variant(model, X, name, alpha=0.05):
     if name in ("linear", "simulate"):
         model._inference_cache = None
         model.conf_int(alpha, n_boot=1000, method=name, n_sim=N_SIM)
-        return model._inference_cache[2]
+        est, draws = model._inference_cache[2]
+        if name == "linear":
+            return est, draws
+        (world,) = draws  # the simulation's worlds: one at the cells' quantile 1/2
+        return est, world
     fit, rel = iq._release(model)
     rng = np.random.default_rng(release_seed(*iq.released_values(fit, rel)))
     if name in ("plugin", "normal_s", "debiased", "debiased_g"):
