@@ -13,16 +13,27 @@ fit 0.15, the curvature 0.1, as in the cells), on the centred and the non-centre
 
 * ``pivot``: the shortest interval of the pivot of the unmirrored world's draws (the default
   of sessions 11-12; ``_inference_quantile.simulate(..., mirror=False)``, the same seeds);
-* ``mirror``: the mirrored world's own shortest window, the library's default since session
-  13 (``conf_int``; the non-centred rows were first measured with the same world built by
-  swapping the library's synthetic data and level for the call, and the library reproduces
-  those intervals exactly on data sets 0 and 1).
+* ``mirror``: the mirrored world's own shortest window at the released sparsity, the
+  library's default of session 13 (the first world of ``conf_int``'s simulation; the
+  non-centred rows were first measured with the same world built by swapping the library's
+  synthetic data and level for the call, and the library reproduces those intervals exactly
+  on data sets 0 and 1);
+* ``default``: the library's ``conf_int`` since session 14: the hull of the windows of two
+  mirrored worlds, at the released sparsity and at 1/``SPARSITY_SPAN`` of it
+  (``_inference_quantile.world_sparsities``);
+* ``true_s``: a diagnosis, not an interval anyone can compute: the mirrored world's window at
+  the true sparsity ``1 / phi(Phi^-1(TAU))`` of the N(0, 1) errors (it reads the truth).
 
-It reads the truth (coverage) and nothing else of the data; the worlds use released values.
+It reads the truth (coverage, ``true_s``) and nothing else of the data; the worlds use
+released values.
 
-``run DESIGN START STOP DIR``: per data set the two intervals (``DIR/DESIGN_NNNN.npz``);
-``score DIR [NAME]``: coverage and mean widths per design (``NAME``: CSV in
-``benchmarks/results``). The CPU seconds are printed.
+``run DESIGN START STOP DIR``: per data set the intervals and the released sparsity
+(``DIR/DESIGN_NNNN.npz``); ``score DIR [NAME]``: coverage and mean widths per design
+(``NAME``: CSV in ``benchmarks/results``). ``spans DESIGN START STOP DIR K1,K2,...``: how
+the span was chosen: per data set the mirrored world's window at the released sparsity
+divided by each ``K`` (``DIR/spans_DESIGN_NNNN.npz``, keys ``dK``), and ``score-spans DIR``
+the coverage of each and of the hull with the released sparsity's window (``mirror`` of a
+``run`` in the same ``DIR``). The CPU seconds are printed.
 """
 
 from __future__ import annotations
@@ -50,21 +61,31 @@ TRUTH = cells_mod.KNG_BETA + np.array([norm.ppf(TAU), 0.0, 0.0])
 RESULTS = Path(__file__).parent / "results"
 
 
+#: the true sparsity of the N(0, 1) errors at their TAU-quantile (the ``true_s`` diagnosis)
+TRUE_SPARSITY = 1.0 / norm.pdf(norm.ppf(TAU))
+
+
 def intervals(model):
-    """``(estimate, pivot interval, mirrored-window interval)`` of one release: the library's
-    default ``conf_int`` (the mirrored world's own window since session 13) and the pivot of
-    the unmirrored world's draws (the default of sessions 11-12), with the same seeds."""
+    """The intervals of one release (module docstring), with the same seeds: ``default``
+    (the library's ``conf_int``), ``mirror`` (its first world's window), ``pivot`` (the
+    unmirrored world's pivot) and ``true_s`` (the mirrored world at the true sparsity), with
+    the estimate and the released sparsity."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        mirror = model.conf_int()
+        default = model.conf_int()
     assert model._inference_cache[1][0] == "simulate", "the check did not fire"
+    est, worlds = model._inference_cache[2]
     fit, rel = iq._release(model)
+    box = iq.box_ranges(fit)
     seed = release_seed(*iq.released_values(fit, rel))
+    out = dict(default=default, mirror=iq.simulated_interval(est, worlds[0], 0.05, box))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        est, draws = iq.simulate(model, iq.DEFAULT_N_SIM, random_state=seed, mirror=False)
-    pivot = iq.shortest_interval(est, draws, 0.05, iq.box_ranges(fit))
-    return est, pivot, mirror
+        _, draws = iq.simulate(model, iq.DEFAULT_N_SIM, random_state=seed, mirror=False)
+        out["pivot"] = iq.shortest_interval(est, draws, 0.05, box)
+        _, draws = iq.simulate(model, iq.DEFAULT_N_SIM, random_state=seed, sparsity=TRUE_SPARSITY)
+        out["true_s"] = iq.simulated_interval(est, draws, 0.05, box)
+    return est, iq.world_sparsities(fit, rel)[0], out
 
 
 def run(design, start, stop, out):
@@ -75,9 +96,59 @@ def run(design, start, stop, out):
     )
     for i, _, _, _, model, _ in releases:
         t = time.process_time()
-        est, pivot, mirror = intervals(model)
-        np.savez(Path(out) / f"{design}_{i:04d}.npz", estimate=est, pivot=pivot, mirror=mirror)
+        est, s_hat, cis = intervals(model)
+        np.savez(Path(out) / f"{design}_{i:04d}.npz", estimate=est, sparsity=s_hat, **cis)
         print(design, i, f"cpu s {time.process_time() - t:.1f}", flush=True)
+
+
+def spans(design, start, stop, out, divisors):
+    """The span's measurement (module docstring): windows at ``s^ / K`` per data set."""
+    x1_low, seed = DESIGNS[design]
+    Path(out).mkdir(parents=True, exist_ok=True)
+    releases = cells_mod.kng_releases(
+        N, stop - start, seed, [EPS], full_fits=False, start=start, x1_low=x1_low, quantile=TAU
+    )
+    for i, _, _, _, model, _ in releases:
+        t = time.process_time()
+        fit, rel = iq._release(model)
+        s_hat = iq.world_sparsities(fit, rel)[0]
+        seed_i = release_seed(*iq.released_values(fit, rel))
+        cis = {}
+        for k in divisors:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                est, draws = iq.simulate(model, random_state=seed_i, sparsity=s_hat / k)
+            cis[f"d{k:g}"] = iq.simulated_interval(est, draws, 0.05, iq.box_ranges(fit))
+        np.savez(Path(out) / f"spans_{design}_{i:04d}.npz", **cis)
+        print(design, i, f"cpu s {time.process_time() - t:.1f}", flush=True)
+
+
+def score_spans(out):
+    """Coverage and mean width of each ``s^ / K`` window alone and of its hull with the
+    released sparsity's window (``mirror``), on the data sets that have both."""
+    rows = []
+    for design in DESIGNS:
+        files = sorted(Path(out).glob(f"spans_{design}_*.npz"))
+        pairs = [(dict(np.load(f)), Path(out) / f.name.removeprefix("spans_")) for f in files]
+        pairs = [(d, dict(np.load(g))) for d, g in pairs if g.exists()]
+        if not pairs:
+            continue
+        for key in [k for k in pairs[0][0] if k.startswith("d")]:
+            for kind in ("alone", "hull"):
+                ci = np.array([d[key] for d, _ in pairs])
+                if kind == "hull":
+                    base = np.array([r["mirror"] for _, r in pairs])
+                    ci = np.stack([np.minimum(ci[..., 0], base[..., 0]),
+                                   np.maximum(ci[..., 1], base[..., 1])], axis=-1)  # fmt: skip
+                cover = ((ci[:, :, 0] <= TRUTH) & (TRUTH <= ci[:, :, 1])).mean(axis=0)
+                width = (ci[..., 1] - ci[..., 0]).mean(axis=0)
+                row = dict(design=design, span=key, kind=kind, data_sets=len(pairs))
+                for j, p in enumerate(cells_mod.KNG_NAMES):
+                    row[f"coverage_{p}"], row[f"width_{p}"] = cover[j], width[j]
+                rows.append(row)
+    df = pd.DataFrame(rows)
+    print(df.round(3).to_string(index=False))
+    return df
 
 
 def score(out, name=None):
@@ -87,7 +158,7 @@ def score(out, name=None):
         if not files:
             continue
         data = [dict(np.load(f)) for f in files]
-        for kind in ("pivot", "mirror"):
+        for kind in ("pivot", "mirror", "default", "true_s"):
             ci = np.array([d[kind] for d in data])
             cover = (ci[:, :, 0] <= TRUTH) & (TRUTH <= ci[:, :, 1])
             width = ci[:, :, 1] - ci[:, :, 0]
@@ -100,9 +171,14 @@ def score(out, name=None):
                         tau=TAU,
                         data_sets=len(data),
                         coverage=cover[:, j].mean(),
+                        below=(TRUTH[j] < ci[:, j, 0]).mean(),  # the interval above the truth
+                        above=(TRUTH[j] > ci[:, j, 1]).mean(),
                         mean_width=width[:, j].mean(),
                     )
                 )
+        s_hat = np.array([d["sparsity"] for d in data]) / TRUE_SPARSITY
+        print(design, "released / true sparsity, quantiles 0 / 0.5 / 1:",
+              np.round(np.quantile(s_hat, [0, 0.5, 1]), 2))  # fmt: skip
     df = pd.DataFrame(rows)
     print(df.to_string(index=False))
     if name:
@@ -116,6 +192,11 @@ def main(argv):
         run(argv[1], int(argv[2]), int(argv[3]), argv[4])
     elif argv[0] == "score":
         score(argv[1], argv[2] if len(argv) > 2 else None)
+    elif argv[0] == "spans":
+        divisors = [float(k) for k in argv[5].split(",")]
+        spans(argv[1], int(argv[2]), int(argv[3]), argv[4], divisors)
+    elif argv[0] == "score-spans":
+        score_spans(argv[1])
     else:
         raise SystemExit(__doc__)
     print(f"{time.process_time() - t:.1f} CPU-s (this process)")

@@ -204,3 +204,38 @@ def test_kng_score_pools_extra_estimates_into_both_simulated_oracles():
     assert (pooled.oracle_width > 1.5 * alone.oracle_width).all()
     for col in ("coverage", "mean_width", "oracle_width_asym", "oracle_width_full_asym"):
         np.testing.assert_array_equal(pooled[col], alone[col])
+
+
+def test_sim_default_interval_is_the_librarys_window():
+    """``_inference_kng_sim.intervals(..., "default")`` (what ``_inference_default_rows``
+    splices into the committed table) is the library's ``simulated_interval`` of one world:
+    the draws' own shortest window; the control, the pivot's interval, is another."""
+    from benchmarks import _inference_kng_sim as kng_sim
+    from dpreg.linear_model import _inference_quantile as iq
+
+    rng = np.random.default_rng(0)
+    est = np.zeros(3)
+    draws = np.column_stack([rng.exponential(size=400), rng.normal(size=400), rng.normal(size=400)])
+    box = np.array([[-9.0, 9.0]] * 3)
+    ci = kng_sim.intervals(box, est, draws, "default")
+    np.testing.assert_array_equal(ci, iq.simulated_interval(est, draws, 0.05, box))
+    assert ci[0, 0] >= -1e-12  # the skewed draws' side
+    assert np.abs(kng_sim.intervals(box, est, draws, "shortest") - ci).max() > 0.5
+
+
+def test_tau_score_counts_one_sided_misses(tmp_path):
+    """``_inference_kng_tau.score`` reads every interval kind of a run and counts coverage and
+    the misses on each side against the true quantile coefficients."""
+    from benchmarks import _inference_kng_tau as tau_mod
+
+    truth = tau_mod.TRUTH
+    hit = np.column_stack([truth - 1.0, truth + 1.0])
+    high = np.column_stack([truth + 0.5, truth + 2.0])  # every interval above the truth
+    for i, ci in enumerate([hit, hit, hit, high]):
+        kinds = dict(pivot=high, mirror=ci, default=hit, true_s=ci)
+        np.savez(tmp_path / f"centred_{i:04d}.npz", estimate=truth, sparsity=3.0, **kinds)
+    df = tau_mod.score(tmp_path).set_index(["interval", "param"])
+    assert df.loc[("default", "const"), "coverage"] == 1.0
+    assert df.loc[("mirror", "x1"), "coverage"] == 0.75
+    assert df.loc[("mirror", "x1"), "below"] == 0.25 and df.loc[("mirror", "x1"), "above"] == 0
+    assert df.loc[("pivot", "x2"), "coverage"] == 0.0
