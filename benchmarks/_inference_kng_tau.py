@@ -88,13 +88,17 @@ def intervals(model):
     return est, iq.world_sparsities(fit, rel)[0], out
 
 
-def run(design, start, stop, out):
+def releases_of(design, start, stop, out):
+    """The releases of data sets ``start..stop`` of ``design`` at ``TAU`` (``out`` created)."""
     x1_low, seed = DESIGNS[design]
     Path(out).mkdir(parents=True, exist_ok=True)
-    releases = cells_mod.kng_releases(
+    return cells_mod.kng_releases(
         N, stop - start, seed, [EPS], full_fits=False, start=start, x1_low=x1_low, quantile=TAU
     )
-    for i, _, _, _, model, _ in releases:
+
+
+def run(design, start, stop, out):
+    for i, _, _, _, model, _ in releases_of(design, start, stop, out):
         t = time.process_time()
         est, s_hat, cis = intervals(model)
         np.savez(Path(out) / f"{design}_{i:04d}.npz", estimate=est, sparsity=s_hat, **cis)
@@ -103,12 +107,7 @@ def run(design, start, stop, out):
 
 def spans(design, start, stop, out, divisors):
     """The span's measurement (module docstring): windows at ``s^ / K`` per data set."""
-    x1_low, seed = DESIGNS[design]
-    Path(out).mkdir(parents=True, exist_ok=True)
-    releases = cells_mod.kng_releases(
-        N, stop - start, seed, [EPS], full_fits=False, start=start, x1_low=x1_low, quantile=TAU
-    )
-    for i, _, _, _, model, _ in releases:
+    for i, _, _, _, model, _ in releases_of(design, start, stop, out):
         t = time.process_time()
         fit, rel = iq._release(model)
         s_hat = iq.world_sparsities(fit, rel)[0]
