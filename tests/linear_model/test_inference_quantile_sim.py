@@ -257,9 +257,10 @@ def test_shortest_interval_is_the_narrowest_window_and_conf_int_uses_it():
 
 def test_other_quantiles_take_the_mirrored_worlds_window(monkeypatch):
     """At tau != 1/2 the simulation draws the mirrored world (the synthetic errors negated,
-    the synthetic fits at level 1 - tau; docs/inference.md, "The direct orientation") and
-    conf_int / summary are its draws' own shortest window; at tau = 1/2 nothing is mirrored
-    (the world is its own mirror in law): the control, on the same code path."""
+    the synthetic fits at level 1 - tau; docs/inference.md, "The direct orientation") at two
+    sparsities, and conf_int / summary are the hull of the two worlds' own shortest windows
+    ("The sparsity's span at tau != 1/2"); at tau = 1/2 nothing is mirrored (the world is its
+    own mirror in law): the control, on the same code path."""
     calls, sparsities = [], []
     real_data, real_fit = inf.synthetic_data, KNGQuantileRegressor.fit
 
