@@ -512,8 +512,12 @@ def interval_output(estimate, draws, alpha, names=None, limits=None):
 
 
 def se_output(draws, names=None):
-    """``bse``'s return value: bootstrap standard deviations, a Series when ``names`` is given."""
-    se = draws.std(axis=0, ddof=1)
+    """``bse``'s return value: bootstrap standard deviations, a Series when ``names`` is given.
+    ``draws`` of shape ``(worlds, B, params)`` (the KNG simulation at ``tau != 1/2``): the
+    largest standard deviation over the worlds."""
+    se = draws.std(axis=-2, ddof=1)
+    if se.ndim == 2:
+        se = se.max(axis=0)
     if names is None:
         return se
     import pandas as pd  # noqa: PLC0415

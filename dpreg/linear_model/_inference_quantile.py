@@ -555,13 +555,6 @@ def simulate_worlds(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
     return out[0][0], np.stack([draws for _, draws in out])
 
 
-def simulated_se(draws):
-    """``bse`` of the simulation: the draws' standard deviation, the largest over the
-    worlds (``draws`` of shape ``(worlds, n_sim, params)``; the hull of
-    :func:`simulated_interval` takes the widest too)."""
-    return np.asarray(draws, float).std(axis=1, ddof=1).max(axis=0)
-
-
 def mirrors(tau):
     """Whether :func:`simulate` draws the mirrored world: at every level but 1/2, where the
     world is its own mirror in law (:func:`simulated_interval`)."""
@@ -774,15 +767,9 @@ def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=
 
 def bse(estimator, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=DEFAULT_N_SIM):
     fit, _, (_, draws) = _draws(estimator, n_boot, method, n_sim)
-    names = _maybe_names(estimator, fit)
-    if not _simulated(estimator):
-        return se_output(draws, names)
-    se = simulated_se(draws)
-    if names is None:
-        return se
-    import pandas as pd  # noqa: PLC0415
-
-    return pd.Series(se, index=names, name="std err")
+    # simulated: (worlds, n_sim, params), the largest sd over the worlds (as the hull of
+    # simulated_interval takes the widest window)
+    return se_output(draws, _maybe_names(estimator, fit))
 
 
 def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=DEFAULT_N_SIM):
@@ -795,7 +782,7 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT, method="auto", n_sim=D
     if simulated:  # conf_int's interval (simulated_interval) and bse, not the basic ones
         ci = simulated_interval(est, draws, alpha, box_ranges(fit))
         frame[f"[{alpha / 2:g}"], frame[f"{1 - alpha / 2:g}]"] = ci[:, 0], ci[:, 1]
-        frame["std err"] = simulated_se(draws)
+        frame["std err"] = se_output(draws)
     fit_eps = float(estimator.epsilon)
     info = {
         "n": rel.n,
