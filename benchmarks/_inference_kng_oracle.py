@@ -153,10 +153,8 @@ def rescore(table, replay, extra, rng, tol=1e-9):
                         new_ratio_full=r["width_ratio_full"],
                     )
                 )
-            for col in ("oracle_reps", "oracle_width", "width_ratio") + (
-                "oracle_width_full",
-                "width_ratio_full",
-            ):
+            pooled = ("oracle_reps", "oracle_width", "width_ratio")
+            for col in pooled + ("oracle_width_full", "width_ratio_full"):
                 table.loc[cell, col] = [r[col] for r in new]
     report = pd.DataFrame(report)
     band = report.coverage.between(0.93, 0.97)

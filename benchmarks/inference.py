@@ -139,18 +139,17 @@ def oracle_spread_sd(est, rng, boot=200):
 def with_pooled_oracle(rows, est):
     """Score ``rows`` against the oracle of ``est`` (all estimates of the cell: the coverage
     fits and the estimate-only fits), with its size and the coverage's Monte Carlo sd."""
-    lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
+    oracle = oracle_spread(est)
     for j, r in enumerate(rows):
         r["oracle_reps"] = len(est)
-        r["oracle_width"] = hi[j] - lo[j]
-        r["width_ratio"] = r["mean_width"] / (hi[j] - lo[j])
+        r["oracle_width"] = oracle[j]
+        r["width_ratio"] = r["mean_width"] / oracle[j]
         r["coverage_mc_sd"] = float(np.sqrt(0.05 * 0.95 / r["reps"]))
     return rows
 
 
 def score(n, eps, est, ci, truth=BETA, names=NAMES, estimator="functional"):
-    lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
-    oracle = hi - lo
+    oracle = oracle_spread(est)
     rows = []
     for j, name in enumerate(names):
         inside = (ci[:, j, 0] <= truth[j]) & (truth[j] <= ci[:, j, 1])
@@ -469,10 +468,10 @@ def with_full_oracle(rows, full, key="full"):
     the width). The logistic rows also use ``key="deshrunk"``: the released estimates with the
     penalty's shrinkage undone by the true Hessian, the width an interval that covers the
     *truth* needs (``_inference_cells.deshrunk``; docs/inference.md, "Which oracle")."""
-    lo, hi = np.quantile(full, [0.025, 0.975], axis=0)
+    oracle = oracle_spread(full)
     for j, r in enumerate(rows):
-        r[f"oracle_width_{key}"] = hi[j] - lo[j]
-        r[f"width_ratio_{key}"] = r["mean_width"] / (hi[j] - lo[j])
+        r[f"oracle_width_{key}"] = oracle[j]
+        r[f"width_ratio_{key}"] = r["mean_width"] / oracle[j]
     return rows
 
 
