@@ -503,7 +503,12 @@ def basic_interval_within(estimate, draws, alpha, limits=None):
 def interval_output(estimate, draws, alpha, names=None, limits=None):
     """``conf_int``'s return value from bootstrap draws: an array, or a DataFrame indexed by
     ``names`` (when the fit saw column names). Shared by every estimator's intervals."""
-    ci = basic_interval_within(estimate, draws, alpha, limits)
+    return ci_output(basic_interval_within(estimate, draws, alpha, limits), alpha, names)
+
+
+def ci_output(ci, alpha, names=None):
+    """``conf_int``'s return value from ``(k, 2)`` intervals: the array, or a DataFrame
+    indexed by ``names``."""
     if names is None:
         return ci
     import pandas as pd  # noqa: PLC0415
@@ -518,6 +523,11 @@ def se_output(draws, names=None):
     se = draws.std(axis=-2, ddof=1)
     if se.ndim == 2:
         se = se.max(axis=0)
+    return se_values_output(se, names)
+
+
+def se_values_output(se, names=None):
+    """``bse``'s return value from standard errors: the array, or a Series by ``names``."""
     if names is None:
         return se
     import pandas as pd  # noqa: PLC0415
@@ -527,13 +537,18 @@ def se_output(draws, names=None):
 
 def summary_frame(estimate, draws, alpha, names, first="coef", limits=None):
     """The table of ``summary()``: estimate, std err and the basic interval per parameter."""
+    ci = basic_interval_within(estimate, draws, alpha, limits)
+    return summary_frame_of(estimate, draws.std(axis=0, ddof=1), ci, alpha, names, first)
+
+
+def summary_frame_of(estimate, se, ci, alpha, names, first="coef"):
+    """The table of ``summary()`` from estimates, standard errors and ``(k, 2)`` intervals."""
     import pandas as pd  # noqa: PLC0415
 
-    ci = basic_interval_within(estimate, draws, alpha, limits)
     return pd.DataFrame(
         {
             first: estimate,
-            "std err": draws.std(axis=0, ddof=1),
+            "std err": se,
             f"[{alpha / 2:g}": ci[:, 0],
             f"{1 - alpha / 2:g}]": ci[:, 1],
         },

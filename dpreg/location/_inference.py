@@ -41,11 +41,14 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import integrate, optimize, special, stats
 
 from .._random import release_seed
 from .._validation import check_epsilon, check_random_state
+from ..noise import LinfKNormCoordinate
 
 DEFAULT_N_BOOT = 2000
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 #: The median pair's bandwidth ``a`` (in quantile level) is at least ``Z_SPREAD`` standard
 #: deviations of the median, ``Z_SPREAD / (2 sqrt(n))``: the density that matters for the
 #: median's law is the one in that window (a fixed bandwidth of 0.1 made the interval of the
@@ -242,17 +245,15 @@ def bootstrap(estimator, n_boot=DEFAULT_N_BOOT, random_state=0):
     return estimator.location_.copy(), estimator.location_ + sampling + noise
 
 
-def _draws(estimator, n_boot):
-    from ..linear_model._inference import check_n_boot  # noqa: PLC0415
-
-    n_boot = check_n_boot(n_boot)
+def _checked_release(estimator, stacklevel):
+    """The scale release of this fit, warning where its numbers are known to be poor."""
     rel = _release(estimator)
     if np.any(rel.sigma <= 0) or np.any(rel.median_sd <= 0):
         warnings.warn(
             "A released scale is not positive (too little data or budget for the scale "
             "release): the intervals degenerate; see docs/inference.md.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
     share = rank_noise_share(rel, len(estimator.location_))
     if share > 1.0 / RANK_NOISE_FACTOR + 1e-12:  # only when the bandwidth cap binds
@@ -265,8 +266,16 @@ def _draws(estimator, n_boot):
             "those benchmark cells; release the scale with more epsilon or more data. See "
             "docs/inference.md.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
+    return rel
+
+
+def _draws(estimator, n_boot):
+    from ..linear_model._inference import check_n_boot  # noqa: PLC0415
+
+    n_boot = check_n_boot(n_boot)
+    rel = _checked_release(estimator, stacklevel=5)
     cache = getattr(estimator, "_inference_cache", None)
     if cache is None or cache[0] is not rel or cache[1] != n_boot:
         # seeded by the releases: deterministic for one release, independent across releases
@@ -274,6 +283,62 @@ def _draws(estimator, n_boot):
         cache = (rel, n_boot, bootstrap(estimator, n_boot, random_state=seed))
         estimator._inference_cache = cache
     return rel, cache[2]
+
+
+def noise_law(estimator):
+    """The law of one coordinate of the release's noise ``R U`` (before the scale):
+    :class:`~dpreg.noise.LinfKNormCoordinate` with ``dim = d`` and ``scale = 1 / c``."""
+    return LinfKNormCoordinate(len(estimator.location_), 1.0 / inverse_temperature(estimator))
+
+
+def exact_se(rel, law):
+    """``sqrt(sd_j^2 + sigma_j^2 Var T)``: the plug-in law's standard deviations, exactly
+    (the bootstrap's draws estimate the same numbers)."""
+    return np.sqrt(rel.median_sd**2 + rel.sigma**2 * law.var())
+
+
+def normal_plus_isf(sd, s, law, q):
+    """The ``z`` with ``P(sd G + s T > z) = q`` (``0 < q < 1/2``), ``G ~ N(0, 1)`` independent
+    of ``T ~ law`` (symmetric), by quadrature and Brent's method.
+
+    ``P(sd G + s T > z) = E_G[P(T > (z - sd G) / s)]`` is one integral against the normal
+    density; it is split where the argument crosses 0 (``G = z / sd``), where the law's
+    survival function has its kink. The root is bracketed by ``hi = 2 max(sd z_(q/2),
+    s t_(q/2))``, at which each term exceeds ``hi / 2`` with probability at most ``q / 2``.
+    """
+    sd, s = abs(float(sd)), abs(float(s))
+    if s == 0.0:
+        return sd * stats.norm.isf(q)
+    if sd == 0.0:
+        return s * float(law.isf(q))
+
+    m, b = law.dim, law.scale
+    gammaincc = special.gammaincc
+
+    def law_sf(t):  # law.sf on one float, without numpy's array overhead (called ~1e4 times)
+        x = abs(t) / b
+        half = 0.5 * (gammaincc(m + 1, x) - x * gammaincc(m, x) / m)
+        return half if t >= 0 else 1.0 - half
+
+    def survival(z):
+        def integrand(g):
+            return math.exp(-0.5 * g * g) * _INV_SQRT_2PI * law_sf((z - sd * g) / s)
+
+        g0 = z / sd
+        left = integrate.quad(integrand, -np.inf, g0, epsabs=1e-13, epsrel=1e-11)[0]
+        right = integrate.quad(integrand, g0, np.inf, epsabs=1e-13, epsrel=1e-11)[0]
+        return left + right
+
+    hi = 2.0 * max(sd * stats.norm.isf(q / 2.0), s * float(law.isf(q / 2.0)))
+    return optimize.brentq(lambda z: survival(z) - q, 0.0, hi, xtol=1e-12 * hi)
+
+
+def exact_half_widths(rel, law, alpha):
+    """Per coordinate, the ``1 - alpha/2`` quantile of ``|median error + sigma T|`` under the
+    plug-in law (symmetric, so the basic interval is the estimate plus or minus it)."""
+    return np.array(
+        [normal_plus_isf(sd, s, law, alpha / 2.0) for sd, s in zip(rel.median_sd, rel.sigma)]
+    )
 
 
 def released_values(estimator, rel):
@@ -310,27 +375,54 @@ def _maybe_names(estimator):
     return _names(estimator) if getattr(estimator, "feature_names_in_", None) is not None else None
 
 
-def conf_int(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
-    from ..linear_model._inference import check_alpha, interval_output  # noqa: PLC0415
+def conf_int(estimator, alpha=0.05, n_boot=None):
+    """Intervals from the plug-in law: its exact quantiles (``n_boot=None``) or ``n_boot``
+    bootstrap draws of it (the method before session 15)."""
+    from ..linear_model._inference import check_alpha, ci_output, interval_output  # noqa: PLC0415
 
     alpha = check_alpha(alpha)
+    if n_boot is None:
+        rel = _checked_release(estimator, stacklevel=4)
+        half = exact_half_widths(rel, noise_law(estimator), alpha)
+        est = estimator.location_
+        ci = np.column_stack([est - half, est + half])
+        return ci_output(ci, alpha, _maybe_names(estimator))
     _, (est, draws) = _draws(estimator, n_boot)
     return interval_output(est, draws, alpha, _maybe_names(estimator))
 
 
-def bse(estimator, n_boot=DEFAULT_N_BOOT):
-    from ..linear_model._inference import se_output  # noqa: PLC0415
+def bse(estimator, n_boot=None):
+    from ..linear_model._inference import se_output, se_values_output  # noqa: PLC0415
 
+    if n_boot is None:
+        rel = _checked_release(estimator, stacklevel=4)
+        return se_values_output(exact_se(rel, noise_law(estimator)), _maybe_names(estimator))
     _, (_, draws) = _draws(estimator, n_boot)
     return se_output(draws, _maybe_names(estimator))
 
 
-def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
-    from ..linear_model._inference import Summary, check_alpha, summary_frame  # noqa: PLC0415
+def summary(estimator, alpha=0.05, n_boot=None):
+    from ..linear_model._inference import (  # noqa: PLC0415
+        Summary,
+        check_alpha,
+        summary_frame,
+        summary_frame_of,
+    )
 
     alpha = check_alpha(alpha)
-    rel, (est, draws) = _draws(estimator, n_boot)
-    frame = summary_frame(est, draws, alpha, _names(estimator), first="location")
+    names = _names(estimator)
+    if n_boot is None:
+        rel = _checked_release(estimator, stacklevel=4)
+        law = noise_law(estimator)
+        est = estimator.location_
+        half = exact_half_widths(rel, law, alpha)
+        ci = np.column_stack([est - half, est + half])
+        frame = summary_frame_of(est, exact_se(rel, law), ci, alpha, names, first="location")
+        method = "exact quantiles of the plug-in law (quadrature)"
+    else:
+        rel, (est, draws) = _draws(estimator, n_boot)
+        frame = summary_frame(est, draws, alpha, names, first="location")
+        method = f"basic parametric bootstrap, {n_boot} draws"
     info = {
         "n": rel.n,
         "epsilon spent": f"{estimator.epsilon_ + rel.epsilon:g} (fit {estimator.epsilon_:g}, "
@@ -339,6 +431,6 @@ def summary(estimator, alpha=0.05, n_boot=DEFAULT_N_BOOT):
         "mechanism": f"PTR + exp(-c O), c={inverse_temperature(estimator):.4g}, "
         + ("public scale" if rel.public_scale else f"scale={estimator.scale}"),
         "norm": "linf (axis directions)",
-        "interval": f"basic parametric bootstrap, {n_boot} draws",
+        "interval": method,
     }
     return Summary(frame, info, title="Private projection median")

@@ -908,20 +908,27 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
 
         return release_scale(self, X, epsilon, accountant, random_state)
 
-    def conf_int(self, alpha=0.05, n_boot=2000):
-        """``(n_features, 2)`` intervals for the location; needs :meth:`release_scale`."""
+    def conf_int(self, alpha=0.05, n_boot=None):
+        """``(n_features, 2)`` intervals for the location; needs :meth:`release_scale`.
+
+        ``n_boot=None`` (default) computes the quantiles of the interval's plug-in law
+        exactly (the release's noise law in closed form, convolved with the median's normal
+        law by quadrature: docs/inference.md); an integer draws that many bootstrap draws
+        of the same law instead (the method before session 15)."""
         from ._inference import conf_int  # noqa: PLC0415
 
         return conf_int(self, alpha, n_boot)
 
-    def bse(self, n_boot=2000):
-        """Standard errors of ``location_`` (privacy noise included)."""
+    def bse(self, n_boot=None):
+        """Standard errors of ``location_`` (privacy noise included); ``n_boot`` as in
+        :meth:`conf_int` (``None``: in closed form)."""
         from ._inference import bse  # noqa: PLC0415
 
         return bse(self, n_boot)
 
-    def summary(self, alpha=0.05, n_boot=2000):
-        """statsmodels-style table; ``.as_dataframe()`` gives a DataFrame."""
+    def summary(self, alpha=0.05, n_boot=None):
+        """statsmodels-style table; ``.as_dataframe()`` gives a DataFrame; ``n_boot`` as in
+        :meth:`conf_int`."""
         from ._inference import summary  # noqa: PLC0415
 
         return summary(self, alpha, n_boot)

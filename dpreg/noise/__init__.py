@@ -9,6 +9,7 @@ from .choose import choose_norm, log_scaled_volume
 from .classic import GaussianMechanism, LaplaceMechanism, analytic_gaussian_sigma
 from .huber import FlippedHuber, FlippedHuberMechanism
 from .knorm import KNormMechanism
+from .linf_coordinate import LinfKNormCoordinate
 from .polytope import ConvexBody, PolytopeBall
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "L2Ball",
     "LaplaceMechanism",
     "LinfBall",
+    "LinfKNormCoordinate",
     "LpBall",
     "PolytopeBall",
     "analytic_gaussian_sigma",

@@ -122,7 +122,7 @@ def _coverage(n, eps, reps, seed):
         X = data(n, int(rng.integers(2**31)))
         m = fitted(X, epsilon=0.9 * eps, random_state=rng)
         m.release_scale(X, 0.1 * eps, random_state=rng)
-        ci = m.conf_int(n_boot=1000)
+        ci = m.conf_int()
         inside.append((ci[:, 0] <= CENTRE) & (CENTRE <= ci[:, 1]))
         est.append(m.location_)
         widths.append(ci[:, 1] - ci[:, 0])

@@ -35,7 +35,7 @@ def coverage_run(n, eps, reps, seed, share=0.1):
         X = rng.standard_normal((n, 2)) + CENTRE
         m = fit_public(X, (1 - share) * eps, rng)
         m.release_scale(X, share * eps, random_state=rng)
-        ci = m.conf_int(n_boot=1000)
+        ci = m.conf_int()
         inside.append((ci[:, 0] <= CENTRE) & (CENTRE <= ci[:, 1]))
         control.append(np.abs(m.location_ - CENTRE) <= Z * sd)
         widths.append(ci[:, 1] - ci[:, 0])

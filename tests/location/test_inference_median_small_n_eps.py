@@ -43,8 +43,9 @@ def test_small_n_eps_warns_where_the_standard_error_is_meaningless():
     for seed in range(4):
         m = _release(1000, 0.25, seed)
         for method in ("conf_int", "bse", "summary"):
-            msgs = _messages(lambda m=m, f=method: getattr(m, f)(n_boot=200))
-            assert len(msgs) == 1, (method, msgs)
+            for n_boot in (None, 200):  # the exact quantiles (default) and the bootstrap
+                msgs = _messages(lambda m=m, f=method, b=n_boot: getattr(m, f)(n_boot=b))
+                assert len(msgs) == 1, (method, n_boot, msgs)
         ratios.append(m.inference_release_.median_sd / true_sd)
     assert np.mean(ratios) > 5.0, ratios
 
@@ -57,6 +58,7 @@ def test_no_warning_where_the_bandwidth_rule_holds():
     for seed in range(4):
         m = _release(1000, 4.0, seed)
         assert _messages(lambda m=m: m.conf_int(n_boot=200)) == []
+        assert _messages(lambda m=m: m.conf_int()) == []
         ratios.append(m.inference_release_.median_sd / true_sd)
     ratios = np.array(ratios)  # one estimate's own error is ~10-15 % (rank and sampling noise)
     assert np.all((ratios > 0.6) & (ratios < 1.6)) and ratios.mean() < 1.3, ratios
