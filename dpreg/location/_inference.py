@@ -49,6 +49,7 @@ from ..noise import LinfKNormCoordinate
 
 DEFAULT_N_BOOT = 2000
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_G_MAX = 40.0
 #: The median pair's bandwidth ``a`` (in quantile level) is at least ``Z_SPREAD`` standard
 #: deviations of the median, ``Z_SPREAD / (2 sqrt(n))``: the density that matters for the
 #: median's law is the one in that window (a fixed bandwidth of 0.1 made the interval of the
@@ -302,9 +303,12 @@ def normal_plus_isf(sd, s, law, q):
     of ``T ~ law`` (symmetric), by quadrature and Brent's method.
 
     ``P(sd G + s T > z) = E_G[P(T > (z - sd G) / s)]`` is one integral against the normal
-    density; it is split where the argument crosses 0 (``G = z / sd``), where the law's
-    survival function has its kink. The root is bracketed by ``hi = 2 max(sd z_(q/2),
-    s t_(q/2))``, at which each term exceeds ``hi / 2`` with probability at most ``q / 2``.
+    density, over ``|G| <= 40`` (the rest weighs less than 1e-300), split at 0 (the normal's
+    mass), where the argument crosses 0 (``G = z / sd``: the law's kink) and at the ends of
+    the window ``(m + 60) b s / sd`` around it, where the law's survival function changes
+    (adaptive quadrature can step over a narrow feature inside a long piece). The root is
+    bracketed by ``hi = 2 max(sd z_(q/2), s t_(q/2))``, at which each term exceeds ``hi / 2``
+    with probability at most ``q / 2``.
     """
     sd, s = abs(float(sd)), abs(float(s))
     if s == 0.0:
@@ -320,17 +324,28 @@ def normal_plus_isf(sd, s, law, q):
         half = 0.5 * (gammaincc(m + 1, x) - x * gammaincc(m, x) / m)
         return half if t >= 0 else 1.0 - half
 
+    step = (m + 60.0) * b * s / sd
+
     def survival(z):
         def integrand(g):
             return math.exp(-0.5 * g * g) * _INV_SQRT_2PI * law_sf((z - sd * g) / s)
 
+        # finite pieces: quad on (-inf, g0] with g0 far out (sd << s) missed the normal's
+        # mass near 0 (it returned half the tail at sd / s = 0.01), and on [g0, 40] it
+        # missed the law's step of width ~ s b / sd at g0 (sd >> s: a tail 4e-6 off at
+        # sd / s = 1e4); beyond |g| = 40 the normal density is below 1e-300, beyond
+        # (m + 60) b the law's tail below 1e-20
         g0 = z / sd
-        left = integrate.quad(integrand, -np.inf, g0, epsabs=1e-13, epsrel=1e-11)[0]
-        right = integrate.quad(integrand, g0, np.inf, epsabs=1e-13, epsrel=1e-11)[0]
-        return left + right
+        near = {g0 + k * step for k in (-1.0, 0.0, 1.0)}
+        cuts = sorted({min(max(g, -_G_MAX), _G_MAX) for g in near | {-_G_MAX, 0.0, _G_MAX}})
+        return sum(
+            integrate.quad(integrand, a, b, epsabs=1e-13, epsrel=1e-11, limit=200)[0]
+            for a, b in zip(cuts[:-1], cuts[1:])
+            if b > a
+        )
 
     hi = 2.0 * max(sd * stats.norm.isf(q / 2.0), s * float(law.isf(q / 2.0)))
-    return optimize.brentq(lambda z: survival(z) - q, 0.0, hi, xtol=1e-12 * hi)
+    return optimize.brentq(lambda z: survival(z) - q, 0.0, hi, xtol=1e-10 * hi, rtol=1e-10)
 
 
 def exact_half_widths(rel, law, alpha):

@@ -82,6 +82,33 @@ def test_normal_plus_law_quantile(sd, s):
     assert tail == pytest.approx(0.025, abs=1e-9)
 
 
+@pytest.mark.parametrize("dim", [2, 6])
+@pytest.mark.parametrize("ratio", [1e-4, 0.01, 0.1, 0.78, 5.0, 30.0, 1e2, 1e4])
+def test_normal_plus_law_across_ratios(dim, ratio):
+    """Every ratio of the normal part to the noise part, checked by the integral in the
+    other order (over T's density, split at its kink). The first draft of ``normal_plus_isf``
+    integrated over (-inf, z / sd]: at ratios 0.01 and 0.1 it returned 0.37 and 3.64 instead
+    of 4.11 (d = 2); the second, on finite pieces split only at 0 and z / sd, stepped over
+    the law's narrow step at ratio 1e4 (1.96004 instead of 1.95996). This test caught both."""
+    law = LinfKNormCoordinate(dim, 1.0)
+    sd, s = (ratio, 1.0) if ratio <= 1 else (1.0, 1.0 / ratio)
+    z = inf.normal_plus_isf(sd, s, law, 0.025)
+    top = dim + 60.0  # T's tail beyond this weighs less than 1e-20
+
+    def integrand(t):
+        return float(law.pdf(t)) * stats.norm.sf((z - s * t) / sd)
+
+    cuts = sorted({-top, 0.0, min(max(z / s, -top), top), top})
+    tail = sum(
+        integrate.quad(integrand, a, b, epsabs=1e-14, limit=400)[0]
+        for a, b in zip(cuts[:-1], cuts[1:])
+        if b > a
+    )
+    assert tail == pytest.approx(0.025, abs=1e-8)
+    # and it lies between the two parts' own quantiles' bounds
+    assert z <= sd * stats.norm.isf(0.0125) + s * float(law.isf(0.0125)) + 1e-9
+
+
 def test_normal_plus_law_against_monte_carlo_and_a_control():
     """d = 2: the exact quantile holds 97.5 % of a million draws (within 3 binomial sd), and
     a quantile that ignored the normal part would hold visibly less."""
