@@ -339,9 +339,9 @@ def normal_plus_isf(sd, s, law, q):
         near = {g0 + k * step for k in (-1.0, 0.0, 1.0)}
         cuts = sorted({min(max(g, -_G_MAX), _G_MAX) for g in near | {-_G_MAX, 0.0, _G_MAX}})
         return sum(
-            integrate.quad(integrand, a, b, epsabs=1e-13, epsrel=1e-11, limit=200)[0]
-            for a, b in zip(cuts[:-1], cuts[1:])
-            if b > a
+            integrate.quad(integrand, left, right, epsabs=1e-13, epsrel=1e-11, limit=200)[0]
+            for left, right in zip(cuts[:-1], cuts[1:])
+            if right > left
         )
 
     hi = 2.0 * max(sd * stats.norm.isf(q / 2.0), s * float(law.isf(q / 2.0)))
