@@ -236,6 +236,9 @@ def run_logistic(quick: bool = False) -> pd.DataFrame:
 MEDIAN_REPS = {"default": dict.fromkeys(N_GRID, 300), "public": dict.fromkeys(N_GRID, 1000)}
 MEDIAN_REPS_QUICK = {"default": {1000: 10, 10000: 10, 100000: 4}}
 MEDIAN_REPS_QUICK["public"] = MEDIAN_REPS_QUICK["default"]
+#: The median intervals' ``n_boot``: ``None``, the library's default since session 15 (the
+#: exact quantiles of the plug-in law); sessions 5-14 ran the bootstrap with 1000 draws.
+MEDIAN_N_BOOT = None
 #: The ``outcome`` of a median cell in ``inference_median.csv`` when nothing was released.
 NOTHING_RELEASED = "nothing released"
 
@@ -250,7 +253,7 @@ def run_median(quick: bool = False, reps=None) -> pd.DataFrame:
     rows = []
     for i, n in enumerate(N_GRID):
         per_scale = {cfg: reps[cfg][n] for cfg in cells_mod.MEDIAN_CONFIGS}
-        cells = cells_mod.median_cells_extended(n, per_scale, 1000, seed=3000 + i)
+        cells = cells_mod.median_cells_extended(n, per_scale, MEDIAN_N_BOOT, seed=3000 + i)
         rows += median_rows(n, cells, seed=3000 + i)
     df = pd.DataFrame(rows)
     print(median_summary(df))
