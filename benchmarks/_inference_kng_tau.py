@@ -27,9 +27,12 @@ fit 0.15, the curvature 0.1, as in the cells), on the centred and the non-centre
 It reads the truth (coverage, ``true_s``) and nothing else of the data; the worlds use
 released values.
 
-``run DESIGN START STOP DIR``: per data set the intervals and the released sparsity
-(``DIR/DESIGN_NNNN.npz``); ``score DIR [NAME]``: coverage and mean widths per design
-(``NAME``: CSV in ``benchmarks/results``). ``spans DESIGN START STOP DIR K1,K2,...``: how
+``run DESIGN START STOP DIR [--tau T] [--default-only]``: per data set the intervals, the
+released sparsity and the level (``DIR/DESIGN_NNNN.npz``; ``--tau`` another level than
+``TAU``, to check the span where it was not chosen; ``--default-only`` skips ``pivot`` and
+``true_s``, which cost two of the four worlds); ``score DIR [NAME]``: coverage and mean widths
+per design of the kinds each run stored, against the truth at the stored level (``NAME``: CSV
+in ``benchmarks/results``). ``spans DESIGN START STOP DIR K1,K2,...``: how
 the span was chosen: per data set the mirrored world's window at the released sparsity
 divided by each ``K`` (``DIR/spans_DESIGN_NNNN.npz``, keys ``dK``), and ``score-spans DIR``
 the coverage of each and of the hull with the released sparsity's window (``mirror`` of a
@@ -56,20 +59,30 @@ TAU = 0.25
 N, EPS = 1000, 0.25
 #: the designs: ``x1``'s lower end and the data sets' stream (non-centred: session 11's seed)
 DESIGNS = {"centred": (-1.0, 4000), "noncentred": (-0.3, 15025)}
-#: the true quantile-TAU coefficients of y = 1 + 2 x1 - x2 + N(0, 1)
-TRUTH = cells_mod.KNG_BETA + np.array([norm.ppf(TAU), 0.0, 0.0])
 RESULTS = Path(__file__).parent / "results"
+KINDS = ("pivot", "mirror", "default", "true_s")
 
 
-#: the true sparsity of the N(0, 1) errors at their TAU-quantile (the ``true_s`` diagnosis)
-TRUE_SPARSITY = 1.0 / norm.pdf(norm.ppf(TAU))
+def truth(tau):
+    """The true quantile-``tau`` coefficients of y = 1 + 2 x1 - x2 + N(0, 1)."""
+    return cells_mod.KNG_BETA + np.array([norm.ppf(tau), 0.0, 0.0])
 
 
-def intervals(model):
+def true_sparsity(tau):
+    """The true sparsity of the N(0, 1) errors at their ``tau``-quantile (``true_s``)."""
+    return 1.0 / norm.pdf(norm.ppf(tau))
+
+
+TRUTH = truth(TAU)
+TRUE_SPARSITY = true_sparsity(TAU)
+
+
+def intervals(model, default_only=False):
     """The intervals of one release (module docstring), with the same seeds: ``default``
     (the library's ``conf_int``), ``mirror`` (its first world's window), ``pivot`` (the
-    unmirrored world's pivot) and ``true_s`` (the mirrored world at the true sparsity), with
-    the estimate and the released sparsity."""
+    unmirrored world's pivot) and ``true_s`` (the mirrored world at the true sparsity of the
+    model's level), with the estimate and the released sparsity; ``default_only``: the first
+    two."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         default = model.conf_int()
@@ -79,29 +92,33 @@ def intervals(model):
     box = iq.box_ranges(fit)
     seed = release_seed(*iq.released_values(fit, rel))
     out = dict(default=default, mirror=iq.simulated_interval(est, worlds[0], 0.05, box))
+    if default_only:
+        return est, iq.world_sparsities(fit, rel)[0], out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         _, draws = iq.simulate(model, iq.DEFAULT_N_SIM, random_state=seed, mirror=False)
         out["pivot"] = iq.shortest_interval(est, draws, 0.05, box)
-        _, draws = iq.simulate(model, iq.DEFAULT_N_SIM, random_state=seed, sparsity=TRUE_SPARSITY)
+        _, draws = iq.simulate(
+            model, iq.DEFAULT_N_SIM, random_state=seed, sparsity=true_sparsity(model.quantile)
+        )
         out["true_s"] = iq.simulated_interval(est, draws, 0.05, box)
     return est, iq.world_sparsities(fit, rel)[0], out
 
 
-def releases_of(design, start, stop, out):
-    """The releases of data sets ``start..stop`` of ``design`` at ``TAU`` (``out`` created)."""
+def releases_of(design, start, stop, out, tau=TAU):
+    """The releases of data sets ``start..stop`` of ``design`` at ``tau`` (``out`` created)."""
     x1_low, seed = DESIGNS[design]
     Path(out).mkdir(parents=True, exist_ok=True)
     return cells_mod.kng_releases(
-        N, stop - start, seed, [EPS], full_fits=False, start=start, x1_low=x1_low, quantile=TAU
+        N, stop - start, seed, [EPS], full_fits=False, start=start, x1_low=x1_low, quantile=tau
     )
 
 
-def run(design, start, stop, out):
-    for i, _, _, _, model, _ in releases_of(design, start, stop, out):
+def run(design, start, stop, out, tau=TAU, default_only=False):
+    for i, _, _, _, model, _ in releases_of(design, start, stop, out, tau):
         t = time.process_time()
-        est, s_hat, cis = intervals(model)
-        np.savez(Path(out) / f"{design}_{i:04d}.npz", estimate=est, sparsity=s_hat, **cis)
+        est, s_hat, cis = intervals(model, default_only)
+        np.savez(Path(out) / f"{design}_{i:04d}.npz", estimate=est, sparsity=s_hat, tau=tau, **cis)
         print(design, i, f"cpu s {time.process_time() - t:.1f}", flush=True)
 
 
@@ -157,9 +174,15 @@ def score(out, name=None):
         if not files:
             continue
         data = [dict(np.load(f)) for f in files]
-        for kind in ("pivot", "mirror", "default", "true_s"):
+        # runs before the level was stored are at TAU
+        taus = {float(d.get("tau", TAU)) for d in data}
+        if len(taus) > 1:
+            raise ValueError(f"{out}: runs at several levels {sorted(taus)}; score them apart")
+        (tau,) = taus
+        beta = truth(tau)
+        for kind in [k for k in KINDS if all(k in d for d in data)]:
             ci = np.array([d[kind] for d in data])
-            cover = (ci[:, :, 0] <= TRUTH) & (TRUTH <= ci[:, :, 1])
+            cover = (ci[:, :, 0] <= beta) & (beta <= ci[:, :, 1])
             width = ci[:, :, 1] - ci[:, :, 0]
             for j, param in enumerate(cells_mod.KNG_NAMES):
                 rows.append(
@@ -167,15 +190,15 @@ def score(out, name=None):
                         design=design,
                         interval=kind,
                         param=param,
-                        tau=TAU,
+                        tau=tau,
                         data_sets=len(data),
                         coverage=cover[:, j].mean(),
-                        below=(TRUTH[j] < ci[:, j, 0]).mean(),  # the interval above the truth
-                        above=(TRUTH[j] > ci[:, j, 1]).mean(),
+                        below=(beta[j] < ci[:, j, 0]).mean(),  # the interval above the truth
+                        above=(beta[j] > ci[:, j, 1]).mean(),
                         mean_width=width[:, j].mean(),
                     )
                 )
-        s_hat = np.array([d["sparsity"] for d in data]) / TRUE_SPARSITY
+        s_hat = np.array([d["sparsity"] for d in data]) / true_sparsity(tau)
         print(design, "released / true sparsity, quantiles 0 / 0.5 / 1:",
               np.round(np.quantile(s_hat, [0, 0.5, 1]), 2))  # fmt: skip
     df = pd.DataFrame(rows)
@@ -188,7 +211,8 @@ def score(out, name=None):
 def main(argv):
     t = time.process_time()
     if argv[0] == "run":
-        run(argv[1], int(argv[2]), int(argv[3]), argv[4])
+        tau = float(argv[argv.index("--tau") + 1]) if "--tau" in argv else TAU
+        run(argv[1], int(argv[2]), int(argv[3]), argv[4], tau, "--default-only" in argv)
     elif argv[0] == "score":
         score(argv[1], argv[2] if len(argv) > 2 else None)
     elif argv[0] == "spans":

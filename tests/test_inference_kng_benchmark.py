@@ -239,3 +239,25 @@ def test_tau_score_counts_one_sided_misses(tmp_path):
     assert df.loc[("mirror", "x1"), "coverage"] == 0.75
     assert df.loc[("mirror", "x1"), "below"] == 0.25 and df.loc[("mirror", "x1"), "above"] == 0
     assert df.loc[("pivot", "x2"), "coverage"] == 0.0
+
+
+def test_tau_score_reads_the_stored_level(tmp_path):
+    """A run at another level (``run ... --tau``) stores it, and ``score`` checks against
+    that level's truth; a ``--default-only`` run has no ``pivot`` / ``true_s`` to score, and
+    runs at two levels in one directory are refused."""
+    from benchmarks import _inference_kng_tau as tau_mod
+
+    truth = tau_mod.truth(0.9)
+    assert truth[0] == pytest.approx(1.0 + 1.2815515655446004)
+    hit = np.column_stack([truth - 0.1, truth + 0.1])
+    # covers the level-0.9 truth, misses the level-1/4 one (1 - 0.674 = 0.326)
+    assert not (hit[0, 0] <= tau_mod.TRUTH[0] <= hit[0, 1])
+    for i in range(3):
+        np.savez(tmp_path / f"centred_{i:04d}.npz", estimate=truth, sparsity=3.0, tau=0.9,
+                 mirror=hit, default=hit)  # fmt: skip
+    df = tau_mod.score(tmp_path)
+    assert set(df["interval"]) == {"mirror", "default"} and set(df["tau"]) == {0.9}
+    assert (df["coverage"] == 1.0).all()
+    np.savez(tmp_path / "centred_0003.npz", estimate=truth, sparsity=3.0, mirror=hit, default=hit)
+    with pytest.raises(ValueError, match="several levels"):
+        tau_mod.score(tmp_path)

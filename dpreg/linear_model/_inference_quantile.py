@@ -388,8 +388,8 @@ def _edge_note(tau):
         note += (
             "; at a quantile level other than 1/2 the released sparsity is uncertain and "
             "moves the intercept's interval: it takes the hull over two sparsities, measured "
-            "at level 1/4 and n * epsilon = 250 only (intercept 0.95-0.98), so it may "
-            "under-cover elsewhere"
+            "at levels 1/4 and 0.9 and n * epsilon = 250 only (intercept 0.95-1.00), so it "
+            "may under-cover elsewhere"
         )
     return note
 

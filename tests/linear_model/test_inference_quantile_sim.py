@@ -40,7 +40,7 @@ def test_auto_simulates_where_the_linear_check_fails_and_warns():
         a = m.conf_int(n_sim=20)
     # it names the off-centre case (session 12, kngnc): at tau = 1/2 the draws' own window
     # widens towards the box there (session 13); at other tau the sparsity's hull is only
-    # measured at one level and n * epsilon (session 14)
+    # measured at two levels (1/4, 0.9) and one n * epsilon (sessions 14-15)
     texts = [str(w.message) for w in caught]
     assert any("off-centre in its public bounds" in t and "widen" in t for t in texts), texts
     assert "two sparsities" not in inf._edge_note(0.5)
