@@ -456,7 +456,7 @@ def synthetic_data(fit, gram, sparsity, rng, mirror=False):
     return X, y
 
 
-def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0, mirror=None, sparsity=None):
+def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0, mirror=None, sparsity=None, desc=None):
     r"""``(estimate, draws)`` in user units: the simulation (parametric) bootstrap.
 
     Pure post-processing: it reads the released ``theta~``, the released Gram matrix and
@@ -492,7 +492,8 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0, mirror=None, sparsi
     :func:`simulated_interval`, :func:`mirrors`, session 13), intersected with the box; and
     at ``tau != 1/2`` the hull of two such worlds' windows, whose sparsities span the
     released one's uncertainty (:func:`simulate_worlds`, :func:`world_sparsities`, session
-    14). ``sparsity``: the world's sparsity (default: the released one).
+    14). ``sparsity``: the world's sparsity (default: the released one); ``desc``: the
+    progress bar's label.
     **Assumed:** normal errors (the shape away
     from the quantile matters once the noise reaches it), a design with the released Gram
     matrix (only its first two moments are matched), the location-shift model. The released
@@ -510,7 +511,7 @@ def simulate(estimator, n_sim=DEFAULT_N_SIM, random_state=0, mirror=None, sparsi
     s = world_sparsities(fit, rel)[0] if sparsity is None else float(sparsity)
     grams, sparsities = np.repeat(gram[None], n_sim, 0), np.full(n_sim, s)
     mirror = mirrors(fit.tau) if mirror is None else bool(mirror)  # a diagnosis may force it
-    return simulate_from(estimator, grams, sparsities, rng, mirror=mirror)
+    return simulate_from(estimator, grams, sparsities, rng, mirror=mirror, desc=desc)
 
 
 #: At ``tau != 1/2`` the simulation also draws a world whose sparsity is the released one
@@ -548,9 +549,16 @@ def simulate_worlds(estimator, n_sim=DEFAULT_N_SIM, random_state=0):
     seeds every world alike (common random numbers: the worlds differ by their sparsity
     only)."""
     fit, rel = _release(estimator)
+    worlds = world_sparsities(fit, rel)
+    # one bar per world, labelled so that the second bar does not look like a restart
+    labels = (
+        [None]
+        if len(worlds) == 1
+        else [f"world {k + 1} of {len(worlds)}" for k in range(len(worlds))]
+    )
     out = [
-        simulate(estimator, n_sim, random_state=random_state, sparsity=s)
-        for s in world_sparsities(fit, rel)
+        simulate(estimator, n_sim, random_state=random_state, sparsity=s, desc=label)
+        for s, label in zip(worlds, labels, strict=True)
     ]
     return out[0][0], np.stack([draws for _, draws in out])
 
@@ -623,11 +631,12 @@ def simulated_interval(estimate, draws, alpha, limits):
     return shortest_interval(estimate, 2.0 * np.asarray(estimate, float) - draws, alpha, limits)
 
 
-def simulate_from(estimator, grams, sparsities, rng, mirror=False):
+def simulate_from(estimator, grams, sparsities, rng, mirror=False, desc=None):
     """The synthetic fits of :func:`simulate` for given Gram matrices ``(B, d, d)`` and
     sparsities ``(B,)`` (public values; a diagnosis may pass others). ``mirror``: the
     mirrored world (errors negated, :func:`synthetic_data`, and fits at level ``1 - tau``).
-    Returns ``(estimate, draws)`` in user units."""
+    ``desc`` is added to the progress bar's label. Returns ``(estimate, draws)`` in user
+    units."""
     from ..accounting import BudgetAccountant  # noqa: PLC0415
 
     fit, _ = _release(estimator)
@@ -648,7 +657,7 @@ def simulate_from(estimator, grams, sparsities, rng, mirror=False):
         range(n_sim),
         disable=show is False,
         delay=0.0 if show else 2.0,
-        desc="simulation bootstrap",
+        desc="simulation bootstrap" + (f" ({desc})" if desc else ""),
         unit="fit",
     )
     for b in bar:

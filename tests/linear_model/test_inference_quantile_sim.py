@@ -347,3 +347,29 @@ def test_median_regression_takes_the_draws_own_window():
     np.testing.assert_allclose(inside, 0.95, atol=0.002)
     # a skewed cloud: the window lies on the draws' side, the pivot's on the reflected one
     assert ci_[0, 0] >= est_[0] - 1e-12 and inf.shortest_interval(est_, draws_, 0.05)[0, 1] <= 0
+
+
+def test_two_worlds_label_their_progress_bars(monkeypatch):
+    """At tau != 1/2 each world has its own bar, named so that the second does not look like
+    a restart; at tau = 1/2 the one bar keeps its plain name."""
+    import tqdm.auto
+
+    seen = []
+    real = tqdm.auto.tqdm
+
+    def recording(*args, **kwargs):  # the fits' own bars (other names) are left out
+        if str(kwargs.get("desc", "")).startswith("simulation bootstrap"):
+            seen.append(kwargs["desc"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", recording)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        small(quantile=0.3)[0].conf_int(n_sim=20, method="simulate")
+        assert seen == [
+            "simulation bootstrap (world 1 of 2)",
+            "simulation bootstrap (world 2 of 2)",
+        ]
+        seen.clear()
+        small()[0].conf_int(n_sim=20, method="simulate")
+        assert seen == ["simulation bootstrap"]
