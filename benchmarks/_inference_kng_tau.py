@@ -32,7 +32,9 @@ released sparsity and the level (``DIR/DESIGN_NNNN.npz``; ``--tau`` another leve
 ``TAU``, to check the span where it was not chosen; ``--default-only`` skips ``pivot`` and
 ``true_s``, which cost two of the four worlds); ``score DIR [NAME]``: coverage and mean widths
 per design of the kinds each run stored, against the truth at the stored level (``NAME``: CSV
-in ``benchmarks/results``). ``spans DESIGN START STOP DIR K1,K2,...``: how
+in ``benchmarks/results``). ``cell DESIGN START STOP DIR [--tau T] [--n N] [--eps E]``:
+the library's default interval alone (linearised where its check passes), the method it
+took and the estimate, at any ``n`` and ``epsilon``. ``spans DESIGN START STOP DIR K1,K2,...``: how
 the span was chosen: per data set the mirrored world's window at the released sparsity
 divided by each ``K`` (``DIR/spans_DESIGN_NNNN.npz``, keys ``dK``), and ``score-spans DIR``
 the coverage of each and of the hull with the released sparsity's window (``mirror`` of a
@@ -119,6 +121,35 @@ def run(design, start, stop, out, tau=TAU, default_only=False):
         t = time.process_time()
         est, s_hat, cis = intervals(model, default_only)
         np.savez(Path(out) / f"{design}_{i:04d}.npz", estimate=est, sparsity=s_hat, tau=tau, **cis)
+        print(design, i, f"cpu s {time.process_time() - t:.1f}", flush=True)
+
+
+def run_cell(design, start, stop, out, tau, n, eps):
+    """The library's default interval alone, at any ``n`` and ``epsilon`` (``cell``
+    subcommand): where the released check passes this is the linearised interval, which no
+    other run measures at ``tau != 1/2``. Stores the method ``conf_int`` took."""
+    x1_low, seed = DESIGNS[design]
+    Path(out).mkdir(parents=True, exist_ok=True)
+    releases = cells_mod.kng_releases(
+        n, stop - start, seed, [eps], full_fits=False, start=start, x1_low=x1_low, quantile=tau
+    )
+    for i, _, _, _, model, _ in releases:
+        t = time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            default = model.conf_int()
+        fit, rel = iq._release(model)
+        np.savez(
+            Path(out) / f"{design}_{i:04d}.npz",
+            estimate=model._inference_cache[2][0],
+            sparsity=iq.world_sparsities(fit, rel)[0],
+            tau=tau,
+            n=n,
+            epsilon=eps,
+            # the cache key: ("simulate", n_sim) or the linearised bootstrap's n_boot
+            method="simulate" if isinstance(model._inference_cache[1], tuple) else "linear",
+            default=default,
+        )
         print(design, i, f"cpu s {time.process_time() - t:.1f}", flush=True)
 
 
@@ -213,6 +244,10 @@ def main(argv):
     if argv[0] == "run":
         tau = float(argv[argv.index("--tau") + 1]) if "--tau" in argv else TAU
         run(argv[1], int(argv[2]), int(argv[3]), argv[4], tau, "--default-only" in argv)
+    elif argv[0] == "cell":
+        opt = dict(zip(argv[5::2], argv[6::2], strict=True))
+        run_cell(argv[1], int(argv[2]), int(argv[3]), argv[4], float(opt.get("--tau", TAU)),
+                 int(opt.get("--n", N)), float(opt.get("--eps", EPS)))  # fmt: skip
     elif argv[0] == "score":
         score(argv[1], argv[2] if len(argv) > 2 else None)
     elif argv[0] == "spans":
