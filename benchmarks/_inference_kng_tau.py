@@ -34,7 +34,8 @@ released sparsity and the level (``DIR/DESIGN_NNNN.npz``; ``--tau`` another leve
 per design of the kinds each run stored, against the truth at the stored level (``NAME``: CSV
 in ``benchmarks/results``). ``cell DESIGN START STOP DIR [--tau T] [--n N] [--eps E]``:
 the library's default interval alone (linearised where its check passes), the method it
-took and the estimate, at any ``n`` and ``epsilon``. ``spans DESIGN START STOP DIR K1,K2,...``: how
+took and the estimate, at any ``n`` and ``epsilon``; ``score-cells DIR... [--name NAME]``:
+one table over such runs (one directory per cell). ``spans DESIGN START STOP DIR K1,K2,...``: how
 the span was chosen: per data set the mirrored world's window at the released sparsity
 divided by each ``K`` (``DIR/spans_DESIGN_NNNN.npz``, keys ``dK``), and ``score-spans DIR``
 the coverage of each and of the hull with the released sparsity's window (``mirror`` of a
@@ -153,6 +154,53 @@ def run_cell(design, start, stop, out, tau, n, eps):
         print(design, i, f"cpu s {time.process_time() - t:.1f}", flush=True)
 
 
+def score_cells(dirs, name=None):
+    """One row per parameter of each ``cell`` run directory (``n``, ``epsilon`` and the level
+    read from its files): coverage with the misses on each side, the mean width, the
+    2.5-97.5 % spread of the run's own estimates (an oracle with the Monte Carlo error of a
+    few hundred estimates) and the width over it, and how many releases took each method."""
+    rows = []
+    for out in dirs:
+        for design in DESIGNS:
+            data = [dict(np.load(f)) for f in sorted(Path(out).glob(f"{design}_*.npz"))]
+            if not data:
+                continue
+            (n, eps, tau), *rest = {
+                (int(d["n"]), float(d["epsilon"]), float(d["tau"])) for d in data
+            }
+            if rest:
+                raise ValueError(f"{out}: several cells in one directory; score them apart")
+            beta = truth(tau)
+            ci = np.array([d["default"] for d in data])
+            est = np.array([d["estimate"] for d in data])
+            lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
+            methods = [str(d["method"]) for d in data]
+            width = (ci[:, :, 1] - ci[:, :, 0]).mean(axis=0)
+            for j, param in enumerate(cells_mod.KNG_NAMES):
+                rows.append(
+                    dict(
+                        design=design,
+                        tau=tau,
+                        n=n,
+                        epsilon=eps,
+                        param=param,
+                        data_sets=len(data),
+                        linear=methods.count("linear"),
+                        coverage=np.mean((ci[:, j, 0] <= beta[j]) & (beta[j] <= ci[:, j, 1])),
+                        below=np.mean(beta[j] < ci[:, j, 0]),
+                        above=np.mean(beta[j] > ci[:, j, 1]),
+                        mean_width=width[j],
+                        estimate_spread=hi[j] - lo[j],
+                        width_over_spread=width[j] / (hi[j] - lo[j]),
+                    )
+                )
+    df = pd.DataFrame(rows)
+    print(df.to_string(index=False))
+    if name:
+        df.to_csv(RESULTS / f"{name}.csv", index=False)
+    return df
+
+
 def spans(design, start, stop, out, divisors):
     """The span's measurement (module docstring): windows at ``s^ / K`` per data set."""
     for i, _, _, _, model, _ in releases_of(design, start, stop, out):
@@ -248,6 +296,9 @@ def main(argv):
         opt = dict(zip(argv[5::2], argv[6::2], strict=True))
         run_cell(argv[1], int(argv[2]), int(argv[3]), argv[4], float(opt.get("--tau", TAU)),
                  int(opt.get("--n", N)), float(opt.get("--eps", EPS)))  # fmt: skip
+    elif argv[0] == "score-cells":
+        name = argv[argv.index("--name") + 1] if "--name" in argv else None
+        score_cells([a for a in argv[1:] if a != "--name" and a != name], name)
     elif argv[0] == "score":
         score(argv[1], argv[2] if len(argv) > 2 else None)
     elif argv[0] == "spans":

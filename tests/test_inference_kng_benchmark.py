@@ -261,3 +261,30 @@ def test_tau_score_reads_the_stored_level(tmp_path):
     np.savez(tmp_path / "centred_0003.npz", estimate=truth, sparsity=3.0, mirror=hit, default=hit)
     with pytest.raises(ValueError, match="several levels"):
         tau_mod.score(tmp_path)
+
+
+def test_tau_score_cells_reads_each_cell(tmp_path):
+    """``score-cells``: one row per parameter and cell, the truth at the stored level, the
+    width over the spread of the run's own estimates; two cells in one directory refused."""
+    from benchmarks import _inference_kng_tau as tau_mod
+
+    truth = tau_mod.truth(0.25)
+    rng = np.random.default_rng(0)
+    cell = tmp_path / "a"
+    cell.mkdir()
+    for i in range(40):
+        est = truth + rng.normal(size=3)
+        ci = np.column_stack([est - 2.0, est + 2.0])  # covers iff |est - truth| <= 2
+        np.savez(cell / f"centred_{i:04d}.npz", estimate=est, sparsity=3.0, tau=0.25,
+                 n=1000, epsilon=1.0, method="linear", default=ci)  # fmt: skip
+    df = tau_mod.score_cells([cell]).set_index("param")
+    est = np.array([np.load(f)["estimate"] for f in sorted(cell.glob("*.npz"))])
+    expected = (np.abs(est - truth) <= 2.0).mean(axis=0)
+    np.testing.assert_allclose(df["coverage"].to_numpy(), expected)
+    lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
+    np.testing.assert_allclose(df["width_over_spread"].to_numpy(), 4.0 / (hi - lo))
+    assert (df["linear"] == 40).all() and (df["n"] == 1000).all()
+    np.savez(cell / "centred_0040.npz", estimate=truth, sparsity=3.0, tau=0.25, n=10000,
+             epsilon=1.0, method="linear", default=np.column_stack([truth, truth]))  # fmt: skip
+    with pytest.raises(ValueError, match="several cells"):
+        tau_mod.score_cells([cell])
