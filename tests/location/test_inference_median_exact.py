@@ -146,3 +146,15 @@ def test_default_interval_is_the_bootstrap_without_its_monte_carlo_error(release
     np.testing.assert_allclose(frame["std err"].to_numpy(), se)
     assert "exact quantiles" in str(m.summary())
     assert "bootstrap, 300 draws" in str(m.summary(n_boot=300))
+
+
+def test_default_keeps_pandas_names():
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.standard_normal((20000, 2)) + [3.0, -1.0], columns=["a", "b"])
+    m = PrivateProjectionMedian(epsilon=4.0, norm="linf", random_state=0).fit(X)
+    m.release_scale(X, 0.4, random_state=1)
+    assert list(m.conf_int().index) == ["a", "b"]
+    assert list(m.bse().index) == ["a", "b"]
+    assert list(m.summary().as_dataframe().index) == ["a", "b"]
