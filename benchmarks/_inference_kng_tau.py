@@ -175,25 +175,31 @@ def score_cells(dirs, name=None):
             est = np.array([d["estimate"] for d in data])
             lo, hi = np.quantile(est, [0.025, 0.975], axis=0)
             methods = [str(d["method"]) for d in data]
-            width = (ci[:, :, 1] - ci[:, :, 0]).mean(axis=0)
             for j, param in enumerate(cells_mod.KNG_NAMES):
+                stats = coverage_stats(ci, beta, j)
                 rows.append(
-                    dict(
-                        design=design,
-                        tau=tau,
-                        n=n,
-                        epsilon=eps,
-                        param=param,
-                        data_sets=len(data),
-                        linear=methods.count("linear"),
-                        coverage=np.mean((ci[:, j, 0] <= beta[j]) & (beta[j] <= ci[:, j, 1])),
-                        below=np.mean(beta[j] < ci[:, j, 0]),
-                        above=np.mean(beta[j] > ci[:, j, 1]),
-                        mean_width=width[j],
-                        estimate_spread=hi[j] - lo[j],
-                        width_over_spread=width[j] / (hi[j] - lo[j]),
-                    )
-                )
+                    dict(design=design, tau=tau, n=n, epsilon=eps, param=param,
+                         data_sets=len(data), linear=methods.count("linear"), **stats,
+                         estimate_spread=hi[j] - lo[j],
+                         width_over_spread=stats["mean_width"] / (hi[j] - lo[j]))
+                )  # fmt: skip
+    return report(rows, name)
+
+
+def coverage_stats(ci, beta, j):
+    """Parameter ``j``'s coverage of ``beta`` by the intervals ``ci`` (data sets, params, 2),
+    the misses on each side (``below``: the interval above the truth) and the mean width."""
+    lo, hi = ci[:, j, 0], ci[:, j, 1]
+    return dict(
+        coverage=np.mean((lo <= beta[j]) & (beta[j] <= hi)),
+        below=np.mean(beta[j] < lo),
+        above=np.mean(beta[j] > hi),
+        mean_width=np.mean(hi - lo),
+    )
+
+
+def report(rows, name=None):
+    """The rows as a printed table, and as ``benchmarks/results/NAME.csv`` when named."""
     df = pd.DataFrame(rows)
     print(df.to_string(index=False))
     if name:
@@ -261,30 +267,15 @@ def score(out, name=None):
         beta = truth(tau)
         for kind in [k for k in KINDS if all(k in d for d in data)]:
             ci = np.array([d[kind] for d in data])
-            cover = (ci[:, :, 0] <= beta) & (beta <= ci[:, :, 1])
-            width = ci[:, :, 1] - ci[:, :, 0]
             for j, param in enumerate(cells_mod.KNG_NAMES):
                 rows.append(
-                    dict(
-                        design=design,
-                        interval=kind,
-                        param=param,
-                        tau=tau,
-                        data_sets=len(data),
-                        coverage=cover[:, j].mean(),
-                        below=(beta[j] < ci[:, j, 0]).mean(),  # the interval above the truth
-                        above=(beta[j] > ci[:, j, 1]).mean(),
-                        mean_width=width[:, j].mean(),
-                    )
-                )
+                    dict(design=design, interval=kind, param=param, tau=tau,
+                         data_sets=len(data), **coverage_stats(ci, beta, j))
+                )  # fmt: skip
         s_hat = np.array([d["sparsity"] for d in data]) / true_sparsity(tau)
         print(design, "released / true sparsity, quantiles 0 / 0.5 / 1:",
               np.round(np.quantile(s_hat, [0, 0.5, 1]), 2))  # fmt: skip
-    df = pd.DataFrame(rows)
-    print(df.to_string(index=False))
-    if name:
-        df.to_csv(RESULTS / f"{name}.csv", index=False)
-    return df
+    return report(rows, name)
 
 
 def main(argv):
