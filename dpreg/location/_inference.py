@@ -41,7 +41,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, optimize, special, stats
+from scipy import integrate, optimize, stats
 
 from .._random import release_seed
 from .._validation import check_epsilon, check_random_state
@@ -316,15 +316,8 @@ def normal_plus_isf(sd, s, law, q):
     if sd == 0.0:
         return s * float(law.isf(q))
 
-    m, b = law.dim, law.scale
-    gammaincc = special.gammaincc
-
-    def law_sf(t):  # law.sf on one float, without numpy's array overhead (called ~1e4 times)
-        x = abs(t) / b
-        half = 0.5 * (gammaincc(m + 1, x) - x * gammaincc(m, x) / m)
-        return half if t >= 0 else 1.0 - half
-
-    step = (m + 60.0) * b * s / sd
+    law_sf = law.sf_float
+    step = (law.dim + 60.0) * law.scale * s / sd
 
     def survival(z):
         def integrand(g):
@@ -348,12 +341,15 @@ def normal_plus_isf(sd, s, law, q):
     return optimize.brentq(lambda z: survival(z) - q, 0.0, hi, xtol=1e-10 * hi, rtol=1e-10)
 
 
-def exact_half_widths(rel, law, alpha):
-    """Per coordinate, the ``1 - alpha/2`` quantile of ``|median error + sigma T|`` under the
-    plug-in law (symmetric, so the basic interval is the estimate plus or minus it)."""
-    return np.array(
+def exact_interval(estimator, rel, law, alpha):
+    """``(d, 2)``: the location plus or minus, per coordinate, the ``1 - alpha/2`` quantile
+    of the plug-in law of its error, median error plus ``sigma T`` (symmetric, so this is
+    the basic interval with exact quantiles)."""
+    half = np.array(
         [normal_plus_isf(sd, s, law, alpha / 2.0) for sd, s in zip(rel.median_sd, rel.sigma)]
     )
+    est = estimator.location_
+    return np.column_stack([est - half, est + half])
 
 
 def released_values(estimator, rel):
@@ -398,9 +394,7 @@ def conf_int(estimator, alpha=0.05, n_boot=None):
     alpha = check_alpha(alpha)
     if n_boot is None:
         rel = _checked_release(estimator, stacklevel=4)
-        half = exact_half_widths(rel, noise_law(estimator), alpha)
-        est = estimator.location_
-        ci = np.column_stack([est - half, est + half])
+        ci = exact_interval(estimator, rel, noise_law(estimator), alpha)
         return ci_output(ci, alpha, _maybe_names(estimator))
     _, (est, draws) = _draws(estimator, n_boot)
     return interval_output(est, draws, alpha, _maybe_names(estimator))
@@ -429,10 +423,9 @@ def summary(estimator, alpha=0.05, n_boot=None):
     if n_boot is None:
         rel = _checked_release(estimator, stacklevel=4)
         law = noise_law(estimator)
-        est = estimator.location_
-        half = exact_half_widths(rel, law, alpha)
-        ci = np.column_stack([est - half, est + half])
-        frame = summary_frame_of(est, exact_se(rel, law), ci, alpha, names, first="location")
+        ci = exact_interval(estimator, rel, law, alpha)
+        se = exact_se(rel, law)
+        frame = summary_frame_of(estimator.location_, se, ci, alpha, names, first="location")
         method = "exact quantiles of the plug-in law (quadrature)"
     else:
         rel, (est, draws) = _draws(estimator, n_boot)

@@ -37,6 +37,12 @@ from .._validation import check_dim, check_epsilon
 __all__ = ["LinfKNormCoordinate"]
 
 
+def _abs_tail(m, x):
+    """``P(|T| > x b) = Q(m + 1, x) - x Q(m, x) / m`` (module docstring), for floats or
+    arrays ``x >= 0``."""
+    return special.gammaincc(m + 1, x) - x * special.gammaincc(m, x) / m
+
+
 class LinfKNormCoordinate:
     """One coordinate of l-infinity K-norm noise: ``T = R U_1``, ``R ~ Gamma(dim + 1, scale)``.
 
@@ -70,9 +76,13 @@ class LinfKNormCoordinate:
 
     def abs_sf(self, t):
         """``P(|T| > t)`` for ``t >= 0`` (1 below 0)."""
-        x = np.maximum(np.asarray(t, dtype=float), 0.0) / self.scale
-        m = self.dim
-        return special.gammaincc(m + 1, x) - x * special.gammaincc(m, x) / m
+        return _abs_tail(self.dim, np.maximum(np.asarray(t, dtype=float), 0.0) / self.scale)
+
+    def sf_float(self, t):
+        """:meth:`sf` at one float, without numpy's array overhead (for quadrature, which
+        calls it thousands of times)."""
+        half = 0.5 * float(_abs_tail(self.dim, abs(t) / self.scale))
+        return half if t >= 0 else 1.0 - half
 
     def sf(self, t):
         t = np.asarray(t, dtype=float)

@@ -46,6 +46,7 @@ def test_density_moments_and_inverse(dim):
     t = np.array([-6.0, -0.2, 0.0, 0.9, 4.0])
     np.testing.assert_allclose(law.ppf(law.cdf(t)), t, atol=1e-9)
     np.testing.assert_allclose(law.sf(t) + law.cdf(t), 1.0)
+    assert [law.sf_float(float(v)) for v in t] == list(law.sf(t))  # the quadrature's path
     with pytest.raises(ValueError, match="strictly between"):
         law.isf(0.0)
 
