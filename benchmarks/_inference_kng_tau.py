@@ -108,12 +108,13 @@ def intervals(model, default_only=False):
     return est, iq.world_sparsities(fit, rel)[0], out
 
 
-def releases_of(design, start, stop, out, tau=TAU):
-    """The releases of data sets ``start..stop`` of ``design`` at ``tau`` (``out`` created)."""
+def releases_of(design, start, stop, out, tau=TAU, n=N, eps=EPS):
+    """The releases of data sets ``start..stop`` of ``design`` at ``tau``, ``n`` and ``eps``
+    (``out`` created)."""
     x1_low, seed = DESIGNS[design]
     Path(out).mkdir(parents=True, exist_ok=True)
     return cells_mod.kng_releases(
-        N, stop - start, seed, [EPS], full_fits=False, start=start, x1_low=x1_low, quantile=tau
+        n, stop - start, seed, [eps], full_fits=False, start=start, x1_low=x1_low, quantile=tau
     )
 
 
@@ -129,12 +130,7 @@ def run_cell(design, start, stop, out, tau, n, eps):
     """The library's default interval alone, at any ``n`` and ``epsilon`` (``cell``
     subcommand): where the released check passes this is the linearised interval, which no
     other run measures at ``tau != 1/2``. Stores the method ``conf_int`` took."""
-    x1_low, seed = DESIGNS[design]
-    Path(out).mkdir(parents=True, exist_ok=True)
-    releases = cells_mod.kng_releases(
-        n, stop - start, seed, [eps], full_fits=False, start=start, x1_low=x1_low, quantile=tau
-    )
-    for i, _, _, _, model, _ in releases:
+    for i, _, _, _, model, _ in releases_of(design, start, stop, out, tau, n, eps):
         t = time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)

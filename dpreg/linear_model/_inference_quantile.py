@@ -398,8 +398,8 @@ def _edge_note(tau):
         note += (
             "; at a quantile level other than 1/2 the released sparsity is uncertain and "
             "moves the intercept's interval: it takes the hull over two sparsities, measured "
-            "at levels 1/4 and 0.9 and n * epsilon = 250 only (intercept 0.95-1.00), so it "
-            "may under-cover elsewhere"
+            "at levels 1/4 and 0.9 at n * epsilon = 250 (intercept 0.95-1.00) and on a few "
+            "dozen releases at 1000 only, so it may under-cover elsewhere"
         )
     return note
 
