@@ -207,9 +207,10 @@ def release_curvature(estimator, X, y, epsilon, accountant=None, random_state=No
 
     Validates everything (fitted model, epsilon, X, y, the public n) and reserves ``epsilon``
     from the accountant (the estimator's own when ``accountant`` is None) before it reads the
-    data. ``GRAM_SHARE * epsilon`` goes to ``G`` (linf K-norm, sensitivity 1), the rest to
-    one private quantile, at the public level ``L`` (:func:`window_level`), of the absolute
-    residuals ``|y_i - w_i^T theta~|`` at the released (public) ``theta~`` (exact KNG
+    data. ``GRAM_SHARE * epsilon`` goes to ``G`` (linf K-norm, sensitivity 1; with an
+    intercept the corner ``G[0, 0] = n`` is public and not noised, ``release_symmetric``), the
+    rest to one private quantile, at the public level ``L`` (:func:`window_level`), of the
+    absolute residuals ``|y_i - w_i^T theta~|`` at the released (public) ``theta~`` (exact KNG
     quantile, sensitivity 1: replacing a row changes one residual, so the count
     ``#{i : |r_i| <= t}`` moves by at most 1 for every ``t``); basic composition.
     ``random_state`` defaults to fresh entropy.
@@ -239,7 +240,9 @@ def release_curvature(estimator, X, y, epsilon, accountant=None, random_state=No
     accountant.spend(epsilon, 0.0)  # reserve before computing anything from the data
     Z, _, _ = scale_features(X, fit.lower, fit.upper, fit.fit_intercept)
     W = design(Z[:, fit.active], fit.fit_intercept)
-    gram = release_symmetric(W.T @ W, 1.0, n, eps_gram, rng)
+    # with an intercept G[0, 0] = sum_i 1 = n on every data set: public, so not noised
+    corner = float(n) if fit.fit_intercept else None
+    gram = release_symmetric(W.T @ W, 1.0, n, eps_gram, rng, public_corner=corner)
     with np.errstate(over="ignore", invalid="ignore"):
         resid = np.abs(np.clip(y - W @ fit.theta, lo_r, hi_r))  # public range: finite
     t = private_quantile_draws(resid, [level], eps_s, 0.0, reach, measure, 1.0, rng)[0]

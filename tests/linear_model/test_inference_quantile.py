@@ -169,7 +169,8 @@ def test_large_n_eps_matches_the_asymptotic_standard_errors():
 
 def test_gram_release_is_the_stated_linf_knorm_law():
     """The released Gram entries minus the true ones (encoded) have the density
-    exp(-|u|_inf eps/sens): their linf norm is Gamma(d, sens/eps)."""
+    exp(-|u|_inf eps/sens) on the five entries other than the public corner G[0, 0] = n,
+    which is exact: their linf norm is Gamma(5, sens/eps)."""
     X, y = data(400, 8)
     m = model().fit(X, y)
     W = np.column_stack([np.ones(len(X)), X])
@@ -178,29 +179,61 @@ def test_gram_release_is_the_stated_linf_knorm_law():
     radii = []
     for seed in range(300):
         rel = m.release_curvature(X, y, eps, random_state=seed).curvature_release_
+        assert rel.gram.hessian[0, 0] == len(X)  # public, put in without noise
+        assert rel.gram.entry_sd[0, 0] == 0.0
         u, _, _ = inf_logit._encode(rel.gram.hessian - G)
         radii.append(np.max(np.abs(u)))
-    ks = stats.kstest(radii, stats.gamma(6, scale=rel.gram.sensitivity / rel.gram.epsilon).cdf)
+    scale = rel.gram.sensitivity / rel.gram.epsilon
+    ks = stats.kstest(radii, stats.gamma(5, scale=scale).cdf)
     assert ks.pvalue > 1e-3
     assert rel.gram.sensitivity == pytest.approx(1.0, rel=1e-6)
     assert rel.gram.epsilon == pytest.approx(inf.GRAM_SHARE * eps)
-    # control: the law at a 20% smaller scale is rejected
-    ks_bad = stats.kstest(radii, stats.gamma(6, scale=0.8 / rel.gram.epsilon).cdf)
+    # the stated per-entry sd is that of a linf coordinate in dimension 5
+    assert rel.gram.entry_sd[1, 1] == pytest.approx(np.sqrt(6 * 7 / 3) * scale)
+    # controls: the law at a 20% smaller scale, and the former six-entry law, are rejected
+    ks_bad = stats.kstest(radii, stats.gamma(5, scale=0.8 / rel.gram.epsilon).cdf)
     assert ks_bad.pvalue < 1e-3
+    assert stats.kstest(radii, stats.gamma(6, scale=scale).cdf).pvalue < 1e-3
+
+
+def test_gram_release_without_intercept_noises_every_entry():
+    """Without an intercept G[0, 0] = sum z_1^2 depends on the data: it must be noised, so
+    the release is the six-entry linf law."""
+    X, y = data(400, 8)
+    m = model(fit_intercept=False).fit(X, y)
+    G = X.T @ X
+    radii, corner_moved = [], 0
+    for seed in range(200):
+        rel = m.release_curvature(X, y, 0.6, random_state=seed).curvature_release_
+        assert not rel.gram.public_corner
+        corner_moved += rel.gram.hessian[0, 0] != G[0, 0]
+        u, _, _ = inf_logit._encode(rel.gram.hessian - G)
+        radii.append(np.max(np.abs(u)))
+    assert corner_moved == 200
+    scale = rel.gram.sensitivity / rel.gram.epsilon
+    assert stats.kstest(radii, stats.gamma(3, scale=scale).cdf).pvalue > 1e-3
 
 
 def test_replace_one_changes_each_encoded_gram_entry_by_at_most_one():
-    """Adversarial search over replaced design rows: the sensitivity 1 holds and is reached."""
+    """Adversarial search over replaced design rows: the sensitivity 1 holds and is reached.
+    With an intercept the corner's change is exactly 0 (why it is public and not released),
+    without one it is not (so it must be released)."""
     rng = np.random.default_rng(9)
-    worst = 0.0
+    worst, corner_with, corner_without = 0.0, 0.0, 0.0
     for _ in range(3000):
         pick = lambda: rng.choice([-1.0, 1.0, rng.uniform(-1, 1)], size=3)  # noqa: E731
         z, z2 = pick(), pick()
         for w, w2 in ((np.r_[1.0, z], np.r_[1.0, z2]), (z, z2)):
             u, _, _ = inf_logit._encode(np.outer(w, w) - np.outer(w2, w2))
             worst = max(worst, np.max(np.abs(u)))
+            if w.size == 4:
+                corner_with = max(corner_with, abs(u[0]))
+            else:
+                corner_without = max(corner_without, abs(u[0]))
     assert worst <= 1.0 + 1e-15
     assert worst >= 1.0 - 1e-12  # the bound is attained
+    assert corner_with == 0.0
+    assert corner_without > 0.99  # z_1 = +-1 against z_1 near 0
 
 
 def test_hall_sheather_bandwidth():
@@ -337,13 +370,17 @@ def test_small_n_eps_budget_split_keeps_intervals_off_the_box(monkeypatch):
     """n = 1e3, epsilon = 1 (n epsilon = 1000): with the measured split (0.4 epsilon to the
     curvature, 0.7 of it to G, the sparsity window two rank errors wider than the bandwidth)
     the intervals cover and are a small multiple of the oracle; the former split (0.2, 0.5,
-    one rank error) on the same data sets gives intervals several times wider (the control:
-    the check can fail)."""
+    one rank error, and the noised public corner G[0, 0] of sessions 4-15) on the same data
+    sets gives intervals several times wider (the control: the check can fail)."""
     cov, ratio = _coverage(1000, 1.0, reps=30, n_boot=300, seed=12)
     assert cov.mean() >= 0.85, cov
     assert np.all(ratio < 2.0), ratio
     monkeypatch.setattr(inf, "GRAM_SHARE", 0.5)
     monkeypatch.setattr(inf, "RANK_WIDEN", 1.0)
+    six_entries = inf.release_symmetric  # the former release: the corner noised as well
+    monkeypatch.setattr(
+        inf, "release_symmetric", lambda *a, public_corner=None, **k: six_entries(*a, **k)
+    )
     _, ratio_old = _coverage(1000, 1.0, reps=30, n_boot=300, seed=12, share=0.2)
     assert ratio_old.mean() > 1.5 * ratio.mean(), (ratio_old, ratio)
 
@@ -368,8 +405,14 @@ def test_coverage_cells(n, eps, limit):
     # three runs gave width ratios 1.11-1.14, 1.12-1.38 and (this seed) 1.24-1.53: a few
     # near-singular Gram redraws and the noisy 150-estimate oracle move the mean, hence
     # the looser limit there (the former split gave 3.7-6.0, which it still catches).
+    # The coverage band: a correct interval covers k ~ Binomial(150, 0.95) of 150; the former
+    # lower limit 0.91 (k <= 136 fails) had a false-alarm rate of 1.9 % per parameter, 16 %
+    # over the nine checks, and failed once (intercept 0.900 at n = 1e4, epsilon = 4, after
+    # session 16's Gram release changed the draws; 300 paired data sets gave 0.960 against
+    # 0.957 before). At 0.88 (k <= 131) it is 2e-4 per parameter; a true coverage of 0.85
+    # still fails with probability 0.8 per parameter.
     cov, ratio = _coverage(n, eps, reps=150, n_boot=500, seed=11)
-    assert np.all((cov >= 0.91) & (cov <= 0.99)), cov
+    assert np.all((cov >= 0.88) & (cov <= 0.99)), cov
     assert np.all(ratio <= limit), ratio
 
 
