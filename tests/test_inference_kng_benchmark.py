@@ -288,3 +288,17 @@ def test_tau_score_cells_reads_each_cell(tmp_path):
              epsilon=1.0, method="linear", default=np.column_stack([truth, truth]))  # fmt: skip
     with pytest.raises(ValueError, match="several cells"):
         tau_mod.score_cells([cell])
+
+
+def test_corner_rescore_pools_three_thousand_estimates_per_cell():
+    """benchmarks._inference_kng_corner: a cell re-run on data sets 0..k-1 is pooled with the
+    committed replay of data sets k..599 and the 2,400 estimate-only ones, so its oracle has
+    3,000 estimates as in the committed table; a full 600-set cell takes no replay."""
+    from benchmarks import _inference_kng_corner as corner
+
+    fake = lambda k: (np.zeros((k, 3)), None, np.zeros((k, 3)), None)  # noqa: E731
+    extra = corner.pooled_extra({0.25: fake(100), 1.0: fake(600)})
+    assert extra[0.25][0].shape == (2900, 3) and extra[0.25][1].shape == (2900, 3)
+    assert extra[1.0][0].shape == (2400, 3)
+    z = np.load(corner.RESULTS / "inference_kng_oracle_estimates.npz")
+    np.testing.assert_array_equal(extra[0.25][0][:500], z["replay_1000_est_0.25"][100:])
