@@ -11,7 +11,12 @@ and 97.5 % quantiles sit where the density is low and 600 estimates place them b
 * ``run replay N START STOP DIR``: the committed run's estimates of data sets ``START <= i <
   STOP`` of n (stream ``default_rng([4000 + N_GRID.index(N), i])``, fits and curvature
   releases in ``kng_cells``' order: ``_inference_cells.kng_estimates(..., curvature=True)``;
-  its intervals draw nothing from the stream, so none are computed);
+  its intervals draw nothing from the stream, so none are computed). Since session 16 the
+  curvature release draws five linf coordinates instead of six (the public corner is not
+  noised), so the stream after the first curvature release differs: the replay reproduces
+  the committed estimates at epsilon = 0.25 (the first draw of each data set) and draws new
+  ones of the same law at epsilon = 1 and 4, which ``rescore DIR`` refuses. ``rescore`` on
+  the committed ``inference_kng_oracle_estimates.npz`` is unaffected;
 * ``run extra N START STOP DIR``: estimate-only data sets from the stream of their own
   (``inference.KNG_ORACLE_SEEDS``, ``kng_estimates`` without curvature release);
 * ``rescore DIR``: checks that the replayed estimates give the committed ``oracle_width`` and
