@@ -20,10 +20,18 @@ data set's stream, so those fits are the same under the change). The oracle ther
 and ``[77, i, 2]``; fit 0.6 epsilon, curvature 0.4 epsilon, 500 draws, the benchmark's
 model). "before" is the six-entry release (the corner noised too), "after" the library's;
 prints the coverage and mean widths of both and the mean paired width ratio.
+
+``share START STOP DIR GRAM_SHARE``: the n = 1e3, epsilon = 0.25 chunks of data sets
+``START..STOP`` (the command's streams, so the fits are the committed ones) with the Gram
+matrix's part of the curvature budget set to ``GRAM_SHARE`` instead of
+``_inference_quantile.GRAM_SHARE``; ``compare BASE DIR`` scores such a folder against a
+folder of the library's chunks on the data sets both hold (checks that the estimates are
+the same): coverage, mean widths, the ratio of the mean widths and the median paired ratio.
 """
 
 from __future__ import annotations
 
+import pickle
 import sys
 import time
 import warnings
@@ -126,6 +134,53 @@ def paired(n, eps, reps):
     return out
 
 
+def run_share(start, stop, out, gram_share):
+    """The module docstring's ``share``: one pickle per data set, as ``_inference_kng_chunks``."""
+    from dpreg.linear_model import _inference_quantile as iq
+
+    folder = Path(out) / str(N)
+    folder.mkdir(parents=True, exist_ok=True)
+    default, iq.GRAM_SHARE = iq.GRAM_SHARE, gram_share
+    try:
+        for i in range(start, stop):
+            t = time.process_time()
+            cells = cells_mod.kng_cells(N, 1, 1000, 4000, eps_grid=[0.25], start=i)
+            with open(folder / f"{i:04d}.pkl", "wb") as fh:
+                pickle.dump(cells, fh)
+            print(i, f"cpu s {time.process_time() - t:.1f}", flush=True)
+    finally:
+        iq.GRAM_SHARE = default
+
+
+def compare(base, other, eps=0.25):
+    """The module docstring's ``compare``: ``(coverage, widths)`` of both on shared data sets."""
+    ids = sorted(
+        int(f.stem)
+        for f in (Path(other) / str(N)).glob("*.pkl")
+        if (Path(base) / str(N) / f.name).exists()
+    )
+    out = []
+    for d in (base, other):
+        est, ci = [], []
+        for i in ids:
+            with open(Path(d) / str(N) / f"{i:04d}.pkl", "rb") as fh:
+                cell = pickle.load(fh)[eps]
+            est.append(cell[0][0])
+            ci.append(cell[1][0])
+        out.append((np.array(est), np.array(ci)))
+    (e0, c0), (e1, c1) = out
+    if not np.array_equal(e0, e1):
+        raise SystemExit("the two folders hold different fits")
+    beta = cells_mod.KNG_BETA
+    cov = [((c[..., 0] <= beta) & (beta <= c[..., 1])).mean(0) for c in (c0, c1)]
+    w0, w1 = c0[..., 1] - c0[..., 0], c1[..., 1] - c1[..., 0]
+    print(f"{len(ids)} data sets; coverage {np.round(cov[0], 3)} -> {np.round(cov[1], 3)}")
+    print(f"mean width {np.round(w0.mean(0), 3)} -> {np.round(w1.mean(0), 3)}")
+    print(f"ratio of the means {np.round(w1.mean(0) / w0.mean(0), 3)}")
+    print(f"median paired ratio {np.round(np.median(w1 / w0, axis=0), 3)}")
+    return cov, (w0, w1)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["score"] and len(argv) >= 2:
@@ -134,8 +189,15 @@ def main(argv=None):
         t = time.process_time()
         paired(int(argv[1]), float(argv[2]), int(argv[3]))
         print(f"cpu s {time.process_time() - t:.0f}")
+    elif argv[:1] == ["share"] and len(argv) == 5:
+        run_share(int(argv[1]), int(argv[2]), argv[3], float(argv[4]))
+    elif argv[:1] == ["compare"] and len(argv) == 3:
+        compare(argv[1], argv[2])
     else:
-        raise SystemExit("usage: score DIR[,DIR...] [NAME] | paired N EPS REPS")
+        raise SystemExit(
+            "usage: score DIR[,DIR...] [NAME] | paired N EPS REPS | share START STOP DIR "
+            "GRAM_SHARE | compare BASE DIR"
+        )
 
 
 if __name__ == "__main__":
