@@ -9,11 +9,13 @@ Since session 16 ``release_curvature`` leaves ``G[0, 0] = n`` out of the linf K-
 1000 ...`` (the command's streams) like ``inference_kng.csv``: each cell's simulated oracle
 pools its own released estimates with the committed estimate-only ones
 (``inference_kng_oracle_estimates.npz``, ``extra_1000_*``: 2,400 per epsilon, drawn without
-a curvature release, so the change does not touch them) and, at epsilon = 0.25, the committed
-estimates of data sets 100-599 (``replay_1000_*``; epsilon = 0.25 is the first draw of each
-data set's stream, so those fits are the same under the change). The oracle therefore pools
-3,000 estimates per cell, as in the committed table. Writes ``NAME.csv``/``.png``
-(default ``inference_kng_s16_n1e3``) and prints each row next to the committed one.
+a curvature release, so the change does not touch them) and, for a cell run on data sets
+0..k-1 with k < 600, the committed estimates of data sets k..599 (``replay_1000_*``; at
+epsilon = 0.25, the first draw of each data set's stream, they are the very fits the command
+draws; at epsilon = 1 and 4 they are fits of the same law, since the stream moved). The
+oracle therefore pools 3,000 estimates per cell, as in the committed table. Writes
+``NAME.csv``/``.png`` (default ``inference_kng_s16_n1e3``) and prints each row next to the
+committed one.
 
 ``paired N EPS REPS``: a paired check of the two releases on the same data sets and fits
 (data set i: data, fit and curvature release from ``default_rng([77, i])``, ``[77, i, 1]``

@@ -198,7 +198,7 @@ def test_gram_release_is_the_stated_linf_knorm_law():
 
 def test_gram_release_without_intercept_noises_every_entry():
     """Without an intercept G[0, 0] = sum z_1^2 depends on the data: it must be noised, so
-    the release is the six-entry linf law."""
+    the release is the linf law over every entry (three with two features: Gamma(3))."""
     X, y = data(400, 8)
     m = model(fit_intercept=False).fit(X, y)
     G = X.T @ X
