@@ -271,7 +271,8 @@ def _release(estimator):
 
 
 def public_gram(fit, G):
-    """With an intercept, ``G[0, 0] = n`` is public: put it back (post-processing)."""
+    """With an intercept, ``G[0, 0] = n`` is public: put it back (post-processing). The release
+    holds it exactly, but a PSD projection of a posterior draw moves it."""
     if fit.fit_intercept:
         G = np.array(G, dtype=float, copy=True)
         G[..., 0, 0] = fit.n
