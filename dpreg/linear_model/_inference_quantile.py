@@ -362,10 +362,15 @@ def linear_law_poor(fit, rel):
     ``tau = 0.9``, n = 1e3, epsilon = 1: it linearised 193 of 200 releases (moves 0.07-0.11)
     and the intervals covered 0.36 / 0.54 / 0.51 (docs/inference.md, "The linearised
     interval at tau != 1/2")."""
-    lam = float(np.linalg.eigvalsh(public_gram(fit, rel.gram.hessian))[0])
-    move = (len(fit.theta) + 1) / fit.scale / max(lam, GRAM_FLOOR)
     room = 2.0 * min(float(fit.tau), 1.0 - float(fit.tau))
-    return move > room * LINEAR_LIMIT
+    return level_move(fit, rel) > room * LINEAR_LIMIT
+
+
+def level_move(fit, rel):
+    """``(d + 1) / (s_K lambda_min(G~))``: the quantile levels the KNG noise moves the fit by
+    (:func:`linear_law_poor`); released and public quantities only."""
+    lam = float(np.linalg.eigvalsh(public_gram(fit, rel.gram.hessian))[0])
+    return (len(fit.theta) + 1) / fit.scale / max(lam, GRAM_FLOOR)
 
 
 def warnings_for(fit, rel, simulated=False):

@@ -375,12 +375,6 @@ def test_two_worlds_label_their_progress_bars(monkeypatch):
         assert seen == ["simulation bootstrap"]
 
 
-def _move(fit, rel):
-    """The level move of ``linear_law_poor`` (its first two lines, restated here)."""
-    lam = float(np.linalg.eigvalsh(inf.public_gram(fit, rel.gram.hessian))[0])
-    return (len(fit.theta) + 1) / fit.scale / max(lam, inf.GRAM_FLOOR)
-
-
 def test_linear_check_measures_the_move_against_the_levels_room():
     """The check compares the noise's level move with ``min(tau, 1 - tau)``: at tau = 0.9,
     n = 1e3, epsilon = 1 it now fires on releases that the level-free rule linearised (where
@@ -393,7 +387,7 @@ def test_linear_check_measures_the_move_against_the_levels_room():
         releases = cells_mod.kng_releases(1000, 3, 4000, [1.0], full_fits=False, quantile=tau)
         for _, _, _, _, model, _ in releases:
             fit, rel = model.kng_release_, model.curvature_release_
-            move = _move(fit, rel)
+            move = inf.level_move(fit, rel)
             if tau == 0.9:  # the session-15 cell: moves 0.07-0.11, room 0.2
                 assert 0.2 * inf.LINEAR_LIMIT < move
                 assert inf.linear_law_poor(fit, rel)
@@ -403,5 +397,5 @@ def test_linear_check_measures_the_move_against_the_levels_room():
     assert checked == 6
     # at tau = 1/2 both sides of the rule are taken somewhere: a small n * epsilon fires
     m, _, _ = small()
-    assert _move(m.kng_release_, m.curvature_release_) > inf.LINEAR_LIMIT
+    assert inf.level_move(m.kng_release_, m.curvature_release_) > inf.LINEAR_LIMIT
     assert inf.linear_law_poor(m.kng_release_, m.curvature_release_)
