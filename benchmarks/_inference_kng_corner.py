@@ -33,7 +33,6 @@ the same): coverage, mean widths, the ratio of the mean widths and the median pa
 
 from __future__ import annotations
 
-import pickle
 import sys
 import time
 import warnings
@@ -45,6 +44,7 @@ import pandas as pd
 from . import _inference_cells as cells_mod
 from . import inference as inf
 from ._inference_kng_chunks import _load
+from ._inference_kng_chunks import run as chunks_run
 
 RESULTS = Path(__file__).parent / "results"
 N = 1000
@@ -105,9 +105,7 @@ def paired(n, eps, reps):
         iq.release_symmetric = release
         try:
             for i in range(reps):
-                rng = np.random.default_rng([77, i])
-                X = rng.uniform(-1, 1, size=(n, 2))
-                y = beta[0] + X @ beta[1:] + rng.standard_normal(n)
+                X, y = cells_mod.kng_data(n, np.random.default_rng([77, i]))
                 m = KNGQuantileRegressor(
                     epsilon=0.6 * eps,
                     bounds_X=(-1, 1),
@@ -137,40 +135,25 @@ def paired(n, eps, reps):
 
 
 def run_share(start, stop, out, gram_share):
-    """The module docstring's ``share``: one pickle per data set, as ``_inference_kng_chunks``."""
+    """The module docstring's ``share``: ``_inference_kng_chunks.run`` at epsilon = 0.25 with
+    ``GRAM_SHARE`` patched for the call."""
     from dpreg.linear_model import _inference_quantile as iq
 
-    folder = Path(out) / str(N)
-    folder.mkdir(parents=True, exist_ok=True)
     default, iq.GRAM_SHARE = iq.GRAM_SHARE, gram_share
     try:
-        for i in range(start, stop):
-            t = time.process_time()
-            cells = cells_mod.kng_cells(N, 1, 1000, 4000, eps_grid=[0.25], start=i)
-            with open(folder / f"{i:04d}.pkl", "wb") as fh:
-                pickle.dump(cells, fh)
-            print(i, f"cpu s {time.process_time() - t:.1f}", flush=True)
+        chunks_run(N, start, stop, out, [0.25])
     finally:
         iq.GRAM_SHARE = default
 
 
 def compare(base, other, eps=0.25):
     """The module docstring's ``compare``: ``(coverage, widths)`` of both on shared data sets."""
-    ids = sorted(
-        int(f.stem)
-        for f in (Path(other) / str(N)).glob("*.pkl")
-        if (Path(base) / str(N) / f.name).exists()
+    cells = [_load([d], N).get(eps, {}) for d in (base, other)]
+    ids = sorted(set(cells[0]) & set(cells[1]))
+    (e0, c0), (e1, c1) = (
+        (np.array([c[i][eps][0][0] for i in ids]), np.array([c[i][eps][1][0] for i in ids]))
+        for c in cells
     )
-    out = []
-    for d in (base, other):
-        est, ci = [], []
-        for i in ids:
-            with open(Path(d) / str(N) / f"{i:04d}.pkl", "rb") as fh:
-                cell = pickle.load(fh)[eps]
-            est.append(cell[0][0])
-            ci.append(cell[1][0])
-        out.append((np.array(est), np.array(ci)))
-    (e0, c0), (e1, c1) = out
     if not np.array_equal(e0, e1):
         raise SystemExit("the two folders hold different fits")
     beta = cells_mod.KNG_BETA
