@@ -2,8 +2,10 @@
 benchmark (``benchmarks.inference``, ``median_rows``) with the private scale.
 
 ``python -m benchmarks._inference_median_private [--reps 100] [--csv PATH] [--records PATH]
-[--n N ...] [--start I]`` (``--n`` a subset of the n, ``--start`` the first data set, for
-chunks: data set i keeps its stream):
+[--n N ...] [--start I] [--config private|default]`` (``--n`` a subset of the n, ``--start``
+the first data set, for chunks: data set i keeps its stream; ``--config default`` runs the
+default MAD scale with the main benchmark's interval instead, e.g. ``--start 300`` to extend
+its 300 data sets per cell, as session 17 did at n = 1e5):
 n = 1e3, 1e4 and 1e5 (every n where the default scale releases nothing in some cell),
 epsilon 0.25 / 1 / 4, the same data streams as the main benchmark's median cells (seeds
 3000 + i), the fit at ``(1 - SHARE) epsilon`` (of which ``scale_share="auto"`` goes to the
@@ -32,7 +34,7 @@ import pandas as pd
 
 from benchmarks import _inference_cells as cells_mod
 from benchmarks._common import RESULTS
-from benchmarks.inference import median_rows
+from benchmarks.inference import MEDIAN_N_BOOT, median_rows
 from dpreg.location._inference import WINDOW
 
 N_SEEDS = {1000: 3000, 10000: 3001, 100000: 3002}
@@ -100,7 +102,13 @@ def save_records(path, rows):
     np.savez_compressed(path, **{k: np.array([r[k] for r in rows]) for k in keys})
 
 
-def run(reps, csv=None, records=None, ns=None, start=0):
+def run(reps, csv=None, records=None, ns=None, start=0, config="private"):
+    """``config="default"`` runs the same cells with the default (MAD) scale and the main
+    benchmark's interval (``MEDIAN_N_BOOT``), e.g. to extend its 300 data sets per cell with
+    ``--start 300`` (data set i keeps its stream; only this configuration is fitted on it)."""
+    if records is not None and config != "private":
+        raise SystemExit("--records describes scale='private' fits only")
+    n_boot = 1000 if config == "private" else MEDIAN_N_BOOT
     rows, recs = [], []
     for n, seed in N_SEEDS.items():
         if ns is not None and n not in ns:
@@ -108,7 +116,7 @@ def run(reps, csv=None, records=None, ns=None, start=0):
         t = time.process_time()
         with recording() as log:
             cells = cells_mod.median_cells(
-                n, reps, 1000, seed=seed, configs=("private",), start=start
+                n, reps, n_boot, seed=seed, configs=(config,), start=start
             )
         rows += median_rows(n, cells, seed=seed)
         if records is not None:
@@ -230,8 +238,9 @@ def main(argv=None):
     parser.add_argument("--records", default=None)
     parser.add_argument("--n", type=int, nargs="*", default=None)
     parser.add_argument("--start", type=int, default=0, help="first data set (chunks)")
+    parser.add_argument("--config", choices=("private", "default"), default="private")
     args = parser.parse_args(argv)
-    return run(args.reps, args.csv, args.records, args.n, args.start)
+    return run(args.reps, args.csv, args.records, args.n, args.start, args.config)
 
 
 if __name__ == "__main__":
