@@ -391,7 +391,7 @@ def concat_cells(chunks):
     }
 
 
-def kng_asymptotic(n, ball, scale, size, rng, gram=None):
+def kng_asymptotic(n, ball, scale, size, rng, gram=None, sparsity=NORMAL_SPARSITY):
     """``size`` draws of the asymptotic law of a KNG fit on this model: ``theta0 + s G^{-1}
     (xi + V)`` (docs/inference.md, "The law of the release") with the population Gram matrix
     ``G = n diag(1, 1/3, 1/3)`` of ``x ~ U[-1, 1]^2``, the sparsity ``s = sqrt(2 pi)`` of
@@ -401,14 +401,15 @@ def kng_asymptotic(n, ball, scale, size, rng, gram=None):
     Carlo noise from few data sets, but only asymptotic (it ignores the box and the
     non-linearity of the gradient, which matter at small n * epsilon). ``gram``: another
     design's population Gram matrix ``G`` (3, 3), e.g. that of :func:`shifted_x1`'s design
-    (``xi ~ N(0, G / 4)`` then via its Cholesky factor and ``G^{-1}`` by a solve)."""
+    (``xi ~ N(0, G / 4)`` then via its Cholesky factor and ``G^{-1}`` by a solve).
+    ``sparsity``: ``1 / f(0)`` of another error law at its median (``_inference_kng_errors``)."""
     from dpreg.noise._exact import float_knorm_sample  # noqa: PLC0415
 
     if gram is not None:
         xi = rng.standard_normal((size, 3)) @ np.linalg.cholesky(0.25 * gram).T
         V = float_knorm_sample(ball, 1.0 / scale, size, rng)
-        return KNG_BETA + np.sqrt(2.0 * np.pi) * np.linalg.solve(gram, (xi + V).T).T
+        return KNG_BETA + sparsity * np.linalg.solve(gram, (xi + V).T).T
     g = n * np.array([1.0, 1.0 / 3.0, 1.0 / 3.0])
     xi = rng.standard_normal((size, 3)) * np.sqrt(0.25 * g)
     V = float_knorm_sample(ball, 1.0 / scale, size, rng)
-    return KNG_BETA + np.sqrt(2.0 * np.pi) * (xi + V) / g
+    return KNG_BETA + sparsity * (xi + V) / g

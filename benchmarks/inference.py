@@ -430,19 +430,21 @@ def kng_rows(n, reps, seed, n_asym=200_000, full_fits=True, extra=None):
     return kng_score(n, cells, seed, n_asym, extra)
 
 
-def kng_score(n, cells, seed, n_asym=200_000, extra=None):
+def kng_score(n, cells, seed, n_asym=200_000, extra=None, sparsity=cells_mod.NORMAL_SPARSITY):
     """The rows of :func:`kng_rows` from ``kng_cells``' output. ``extra``: ``{epsilon:
     (estimates, full)}`` of estimate-only data sets (``_inference_cells.kng_estimates``),
     pooled with the cell's own estimates into the simulated oracles
-    (:func:`kng_pooled_oracles`; ``oracle_reps`` says how many)."""
+    (:func:`kng_pooled_oracles`; ``oracle_reps`` says how many). ``sparsity``: that of the
+    errors at the median, for the asymptotic oracles (N(0, 1) in the benchmark's cells)."""
     rng = np.random.default_rng(seed + 10**6)
     rows = []
     for eps, (est, ci, full, (ball, scale)) in cells.items():
         new = score(n, eps, est, ci, cells_mod.KNG_BETA, cells_mod.KNG_NAMES, "kng")
         refs = {"full": full} if len(full) else {}
-        refs["asym"] = cells_mod.kng_asymptotic(n, ball, scale, n_asym, rng)
+        refs["asym"] = cells_mod.kng_asymptotic(n, ball, scale, n_asym, rng, sparsity=sparsity)
         full_scale = scale / (1.0 - cells_mod.KNG_SHARE)  # scale = epsilon / (2 Delta)
-        refs["full_asym"] = cells_mod.kng_asymptotic(n, ball, full_scale, n_asym, rng)
+        full_asym = cells_mod.kng_asymptotic(n, ball, full_scale, n_asym, rng, sparsity=sparsity)
+        refs["full_asym"] = full_asym
         for key, draws in refs.items():
             lo, hi = np.quantile(draws, [0.025, 0.975], axis=0)
             for j, r in enumerate(new):

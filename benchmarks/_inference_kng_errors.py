@@ -1,0 +1,220 @@
+"""``KNGQuantileRegressor``'s default intervals under non-normal errors (issue 15; session 17).
+
+Every committed KNG inference cell draws N(0, 1) errors, and at n = 1e3, epsilon = 0.25 the
+default interval simulates synthetic data with normal errors (docs/inference.md, "The
+simulation bootstrap at small n·ε": the normal law is *assumed* there). Quantile regression is
+what a user picks for heavy tails or skew, so this runs the benchmark's cells with other
+error laws, all with median 0 (so the truth, the conditional median ``1 + 2 x1 - x2``, is
+unchanged; clipping y into the public ``bounds_y`` does not move a conditional median
+either):
+
+* ``t3``: Student's t with 3 degrees of freedom (sd 1.73, heavy tails), sparsity
+  ``1 / f(0) = pi sqrt(3) / 2``;
+* ``laplace``: Laplace with scale ``1 / sqrt(2)`` (sd 1, a cusp at the median), sparsity
+  ``sqrt(2)``;
+* ``skewed``: ``Exp(1) - ln 2`` (sd 1), sparsity 2: the density falls through the median,
+  so the window count of the released sparsity (``release_curvature``) averages a convex
+  density and estimates it too *high*: the one law here whose sparsity estimate errs towards
+  narrow intervals (-3.5 % at n = 1e3, epsilon = 0.25, less at larger n epsilon).
+
+Everything else is the benchmark's (``_inference_cells.kng_cells``): the design ``x ~ U[-1,
+1]^2``, the fit at 0.6 epsilon, ``release_curvature`` at 0.4 epsilon, ``conf_int`` with the
+default ``method="auto"``, data set ``i`` of n from ``default_rng([4000 + N_GRID.index(n),
+i])``: the same designs as the committed cells (the design is drawn first) and errors drawn
+at the same place of the stream, so each data set is paired with the committed normal one.
+
+``run LAW N START STOP DIR [EPS,...]``: data sets ``START <= i < STOP`` (one pickle each, as
+``_inference_kng_chunks``; ``DIR/LAW`` holds them). ``score LAW[,LAW...] DIR[,DIR...]
+[NAME]``: the rows of ``benchmarks.inference``'s KNG cells (``kng_score``: coverage, width
+over the spread of the released estimates, of the whole-epsilon fits and over the asymptotic
+laws, here with the law's own sparsity) with ``coverage_mc_sd`` and the law in ``errors``;
+``NAME`` writes ``benchmarks/results/NAME.csv``/``.png``. ``compare LAW DIR[,DIR...]
+NORMAL_DIR[,DIR...]``: the same designs with normal errors (chunk folders of the committed
+cells), paired by data set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from . import _inference_cells as cells_mod
+from . import _inference_kng_chunks as chunks
+from . import inference as inf
+from ._common import save
+
+
+def _t3(rng, n):
+    return rng.standard_t(3, n)
+
+
+def _laplace(rng, n):
+    return rng.laplace(0.0, 1.0 / np.sqrt(2.0), n)
+
+
+def _skewed(rng, n):
+    return rng.exponential(1.0, n) - np.log(2.0)
+
+
+#: name -> (draw(rng, n), sparsity 1 / f(0) at the median 0)
+ERROR_LAWS = {
+    "normal": (lambda rng, n: rng.standard_normal(n), cells_mod.NORMAL_SPARSITY),
+    "t3": (_t3, np.pi * np.sqrt(3.0) / 2.0),
+    "laplace": (_laplace, np.sqrt(2.0)),
+    "skewed": (_skewed, 2.0),
+}
+
+
+@contextlib.contextmanager
+def error_law(name):
+    """Within the block ``_inference_cells.kng_data`` draws the errors from ``ERROR_LAWS[name]``
+    (the design first, from the same stream, as the original, which ``normal`` reproduces)."""
+    draw = ERROR_LAWS[name][0]
+    original = cells_mod.kng_data
+
+    def data(n, rng, x1_low=-1.0):
+        X = cells_mod.shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), x1_low)
+        return X, cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + draw(rng, n)
+
+    cells_mod.kng_data = data
+    try:
+        yield
+    finally:
+        cells_mod.kng_data = original
+
+
+def run(law, n, start, stop, out, eps_grid=cells_mod.EPS_GRID):
+    with error_law(law):
+        chunks.run(n, start, stop, Path(out) / law, eps_grid)
+
+
+def score_law(law, out):
+    """Rows per n and epsilon (as ``_inference_kng_chunks.merge``) of one law's chunks in
+    ``out`` (comma-separated folders, each holding ``LAW/N/*.pkl``), the asymptotic oracles
+    with the law's sparsity."""
+    dirs = [str(Path(d) / law) for d in out.split(",")]
+    rows = []
+    for n in inf.N_GRID:
+        by_eps = chunks._load(dirs, n)
+        cells = {}
+        for eps in sorted(by_eps):
+            ids = sorted(by_eps[eps])
+            print(f"{law}, n={n}, epsilon={eps:g}: {len(ids)} data sets")
+            cells.update(cells_mod.concat_cells([by_eps[eps][i] for i in ids]))
+        if cells:
+            seed = 4000 + inf.N_GRID.index(n)
+            rows += inf.kng_score(n, cells, seed, sparsity=ERROR_LAWS[law][1])
+    for r in rows:
+        r["errors"] = law
+        r["coverage_mc_sd"] = (0.05 * 0.95 / r["reps"]) ** 0.5
+    return rows
+
+
+def score(laws, out, name=None):
+    """:func:`score_law` for each of the comma-separated ``laws``, printed; with ``name`` also
+    written to ``benchmarks/results/NAME.csv`` with a figure (:func:`figure`)."""
+    import pandas as pd  # noqa: PLC0415
+
+    df = pd.DataFrame([r for law in laws.split(",") for r in score_law(law, out)])
+    cols = ["errors", "n", "epsilon", "param", "reps", "coverage", "width_ratio"]
+    cols += ["width_ratio_full", "width_ratio_asym", "width_ratio_full_asym"]
+    with pd.option_context("display.width", 200):
+        print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    if name is not None:
+        save(df, name, figure(df))
+    return df
+
+
+def figure(df):
+    """Coverage and width over the asymptotic oracle (the law's sparsity) per cell, one
+    colour per error law, one marker per parameter."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    cells = sorted({(n, e) for n, e in zip(df.n, df.epsilon)})
+    where = {c: i for i, c in enumerate(cells)}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    markers = dict(zip(cells_mod.KNG_NAMES, "os^"))
+    laws = list(dict.fromkeys(df.errors))
+    for k, law in enumerate(laws):
+        for param, g in df[df.errors == law].groupby("param"):
+            x = [where[c] + 0.12 * (k - (len(laws) - 1) / 2) for c in zip(g.n, g.epsilon)]
+            kw = dict(color=f"C{k}", marker=markers[param], ls="none", ms=4)
+            axes[0].plot(x, g.coverage, label=f"{law} {param}", **kw)
+            axes[1].plot(x, g.width_ratio_asym, **kw)
+    axes[0].axhspan(0.93, 0.97, color="0.9")
+    axes[0].set(ylabel="coverage of 95% intervals")
+    axes[1].axhline(1.0, color="0.5", ls="--")
+    axes[1].set(yscale="log", ylabel="mean width / asymptotic oracle (law's sparsity)")
+    for ax in axes:
+        ax.set_xticks(range(len(cells)), [f"n={n:.0e}\neps={e:g}" for n, e in cells], fontsize=7)
+    axes[0].legend(fontsize=6, ncol=len(laws))
+    fig.suptitle("KNGQuantileRegressor default intervals under non-normal errors", fontsize=9)
+    return fig
+
+
+def compare(law, out, normal):
+    """Paired with the normal errors: on the data sets (and epsilons) that both ``out/LAW``
+    and the chunk folders ``normal`` (comma-separated, ``_inference_kng_chunks`` runs of the
+    committed cells) hold, per n, epsilon and parameter: coverage under each law, mean widths
+    and the median over data sets of the width ratio (law / normal). Same designs, other
+    errors (module docstring); prints, writes nothing."""
+    import pandas as pd  # noqa: PLC0415
+
+    dirs, base = [str(Path(d) / law) for d in out.split(",")], normal.split(",")
+    rows = []
+    for n in inf.N_GRID:
+        mine, theirs = chunks._load(dirs, n), chunks._load(base, n)
+        for eps in sorted(set(mine) & set(theirs)):
+            ids = sorted(set(mine[eps]) & set(theirs[eps]))
+            if not ids:
+                continue
+            a = cells_mod.concat_cells([mine[eps][i] for i in ids])[eps]
+            b = cells_mod.concat_cells([theirs[eps][i] for i in ids])[eps]
+            for j, name in enumerate(cells_mod.KNG_NAMES):
+                truth = cells_mod.KNG_BETA[j]
+                wa, wb = (c[1][:, j, 1] - c[1][:, j, 0] for c in (a, b))
+                cover = [
+                    np.mean((c[1][:, j, 0] <= truth) & (truth <= c[1][:, j, 1])) for c in (a, b)
+                ]
+                rows.append(
+                    dict(
+                        n=n,
+                        epsilon=eps,
+                        param=name,
+                        data_sets=len(ids),
+                        coverage=cover[0],
+                        coverage_normal=cover[1],
+                        mean_width=wa.mean(),
+                        mean_width_normal=wb.mean(),
+                        median_width_ratio=np.median(wa / wb),
+                    )
+                )
+    df = pd.DataFrame(rows)
+    print(df.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    return df
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:
+        grid = [float(e) for e in argv[6].split(",")] if len(argv) > 6 else cells_mod.EPS_GRID
+        run(argv[1], int(argv[2]), int(argv[3]), int(argv[4]), argv[5], grid)
+    elif argv[:1] == ["score"]:
+        score(*argv[1:4])
+    elif argv[:1] == ["compare"]:
+        compare(*argv[1:4])
+    else:
+        raise SystemExit(
+            "usage: run LAW N START STOP DIR [EPS,...] | score LAW[,LAW...] DIR[,DIR...] [NAME]"
+            " | compare LAW DIR[,DIR...] NORMAL_DIR[,DIR...]"
+        )
+
+
+if __name__ == "__main__":
+    main()
