@@ -28,6 +28,7 @@ from pathlib import Path
 
 from . import _inference_cells as cells_mod
 from . import inference as inf
+from ._common import results_dir, save
 
 
 def run(n, start, stop, out, eps_grid=cells_mod.EPS_GRID):
@@ -92,6 +93,28 @@ def merge(out, name="inference_kng"):
     return inf.kng_frame(rows, name=name)
 
 
+def splice(*sources, name="inference_kng"):
+    """Replace the rows of ``results/NAME.csv`` whose (n, epsilon, param) a source table
+    (``results/SOURCE.csv``, e.g. a later ``merge DIR SOURCE`` of some n) holds by the
+    source's rows, keep the table's ``interval`` column (what ``method="auto"`` gives in the
+    cell, which a re-run does not change), and redraw ``NAME.png``. Session 17 spliced the
+    current library's n = 1e3 (session 16) and n = 1e4 (session 17) rows into the committed
+    table this way."""
+    import pandas as pd  # noqa: PLC0415
+
+    key = ["n", "epsilon", "param"]
+    table = pd.read_csv(results_dir() / f"{name}.csv")
+    for source in sources:
+        new = pd.read_csv(results_dir() / f"{source}.csv")
+        new = new.merge(table[key + ["interval"]], on=key, how="left")
+        kept = table.merge(new[key], on=key, how="left", indicator=True)._merge == "left_only"
+        table = pd.concat([table[kept.to_numpy()], new[table.columns]], ignore_index=True)
+    table = table.sort_values(key, kind="stable").reset_index(drop=True)
+    print(inf.summary(table))
+    save(table, name, inf._figure(table))
+    return table
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run"]:  # optional 6th argument: a comma-separated subset of epsilons
@@ -99,8 +122,13 @@ def main(argv=None):
         run(int(argv[1]), int(argv[2]), int(argv[3]), argv[4], grid)
     elif argv[:1] == ["merge"]:
         merge(*argv[1:3])
+    elif argv[:1] == ["splice"]:
+        splice(*argv[1:])
     else:
-        raise SystemExit("usage: run N START STOP DIR [EPS,...] | merge DIR[,DIR...] [NAME]")
+        raise SystemExit(
+            "usage: run N START STOP DIR [EPS,...] | merge DIR[,DIR...] [NAME]"
+            " | splice SOURCE [SOURCE...]"
+        )
 
 
 if __name__ == "__main__":
