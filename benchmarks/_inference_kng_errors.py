@@ -30,7 +30,8 @@ over the spread of the released estimates, of the whole-epsilon fits and over th
 laws, here with the law's own sparsity) with ``coverage_mc_sd`` and the law in ``errors``;
 ``NAME`` writes ``benchmarks/results/NAME.csv``/``.png``. ``compare LAW DIR[,DIR...]
 NORMAL_DIR[,DIR...]``: the same designs with normal errors (chunk folders of the committed
-cells), paired by data set.
+cells), paired by data set. ``sampling LAW N REPS``: the non-private median regression's
+spread on fresh data sets of the design (:func:`sampling_check`).
 """
 
 from __future__ import annotations
@@ -200,6 +201,31 @@ def compare(law, out, normal):
     return df
 
 
+def sampling_check(law, n, reps, seed=5):
+    """Non-private median regression (statsmodels ``QuantReg``) on ``reps`` fresh data sets of
+    the cells' design with the errors of ``law``: the mean error and the sd of the estimates
+    over the asymptotic sd ``s sqrt(tau (1 - tau)) / sqrt(n) * (1, sqrt 3, sqrt 3)`` of this
+    design. Tells the estimator's own sampling law apart from the privacy noise; prints."""
+    import warnings  # noqa: PLC0415
+
+    from statsmodels.regression.quantile_regression import QuantReg  # noqa: PLC0415
+
+    draw, sparsity = ERROR_LAWS[law]
+    rng = np.random.default_rng(seed)
+    est = []
+    for _ in range(reps):
+        X = rng.uniform(-1.0, 1.0, size=(n, 2))
+        y = cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + draw(rng, n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.append(QuantReg(y, np.c_[np.ones(n), X]).fit(q=0.5).params)
+    est = np.array(est)
+    asym = sparsity * 0.5 / np.sqrt(n) * np.array([1.0, np.sqrt(3.0), np.sqrt(3.0)])
+    print(f"{law}, n={n}, {reps} fits: bias {np.round(est.mean(0) - cells_mod.KNG_BETA, 4)}")
+    print(f"  sd / asymptotic sd {np.round(est.std(0) / asym, 3)}")
+    return est
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run"]:
@@ -209,10 +235,12 @@ def main(argv=None):
         score(*argv[1:4])
     elif argv[:1] == ["compare"]:
         compare(*argv[1:4])
+    elif argv[:1] == ["sampling"]:
+        sampling_check(argv[1], int(argv[2]), int(argv[3]))
     else:
         raise SystemExit(
             "usage: run LAW N START STOP DIR [EPS,...] | score LAW[,LAW...] DIR[,DIR...] [NAME]"
-            " | compare LAW DIR[,DIR...] NORMAL_DIR[,DIR...]"
+            " | compare LAW DIR[,DIR...] NORMAL_DIR[,DIR...] | sampling LAW N REPS"
         )
 
 
