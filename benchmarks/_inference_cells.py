@@ -250,11 +250,17 @@ def shifted_x1(X, x1_low):
     return X
 
 
+def kng_errors(rng, n):
+    """The KNG cells' errors, N(0, 1) (``_inference_kng_errors.error_law`` swaps in others)."""
+    return rng.standard_normal(n)
+
+
 def kng_data(n, rng, x1_low=-1.0):
     """``(X, y)`` of the KNG cells: ``x ~ U[-1, 1]^2`` (``x1 ~ U[x1_low, 1]``,
-    :func:`shifted_x1`), ``y = 1 + 2 x1 - x2 + N(0, 1)``, drawn first from ``rng``."""
+    :func:`shifted_x1`), ``y = 1 + 2 x1 - x2 + e`` with ``e`` from :func:`kng_errors`
+    (N(0, 1)), drawn first from ``rng``, the design before the errors."""
     X = shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), x1_low)
-    return X, KNG_BETA[0] + X @ KNG_BETA[1:] + rng.standard_normal(n)
+    return X, KNG_BETA[0] + X @ KNG_BETA[1:] + kng_errors(rng, n)
 
 
 def kng_fit(X, y, epsilon, rng, bounds_X=(-1, 1), accountant=None, quantile=0.5):

@@ -71,11 +71,11 @@ def _load(dirs, n):
     return by_eps
 
 
-def merge(out, name="inference_kng"):
-    """Score the chunks in ``out`` (one folder, or several joined by commas) per n and
-    epsilon; the epsilons in the grid's order, as the command scores them (the asymptotic
-    oracle's draws of an n share one stream), so a single folder gives what it gave before."""
-    dirs = out.split(",")
+def merged_rows(dirs, sparsity=cells_mod.NORMAL_SPARSITY):
+    """Scored rows of every finished data set in the chunk folders ``dirs`` per n and epsilon
+    (``kng_score``; ``sparsity``: the errors', for the asymptotic oracles), each with
+    ``coverage_mc_sd``; the epsilons in the grid's order, as the command scores them (the
+    asymptotic oracle's draws of an n share one stream)."""
     rows = []
     for n in inf.N_GRID:
         by_eps = _load(dirs, n)
@@ -87,10 +87,17 @@ def merge(out, name="inference_kng"):
             ids = sorted(by_eps[eps])
             print(f"n={n}, epsilon={eps:g}: {len(ids)} data sets, {_ranges(ids)}")
             cells.update(cells_mod.concat_cells([by_eps[eps][i] for i in ids]))
-        rows += inf.kng_score(n, cells, seed)
+        rows += inf.kng_score(n, cells, seed, sparsity=sparsity)
     for r in rows:
         r["coverage_mc_sd"] = (0.05 * 0.95 / r["reps"]) ** 0.5
-    return inf.kng_frame(rows, name=name)
+    return rows
+
+
+def merge(out, name="inference_kng"):
+    """Score the chunks in ``out`` (one folder, or several joined by commas,
+    :func:`merged_rows`) and write ``NAME.csv``/``.png``; a single folder gives what it gave
+    before."""
+    return inf.kng_frame(merged_rows(out.split(",")), name=name)
 
 
 def splice(*sources, name="inference_kng"):

@@ -62,7 +62,7 @@ def _skewed(rng, n):
 
 #: name -> (draw(rng, n), sparsity 1 / f(0) at the median 0)
 ERROR_LAWS = {
-    "normal": (lambda rng, n: rng.standard_normal(n), cells_mod.NORMAL_SPARSITY),
+    "normal": (cells_mod.kng_errors, cells_mod.NORMAL_SPARSITY),
     "t3": (_t3, np.pi * np.sqrt(3.0) / 2.0),
     "laplace": (_laplace, np.sqrt(2.0)),
     "skewed": (_skewed, 2.0),
@@ -71,20 +71,15 @@ ERROR_LAWS = {
 
 @contextlib.contextmanager
 def error_law(name):
-    """Within the block ``_inference_cells.kng_data`` draws the errors from ``ERROR_LAWS[name]``
-    (the design first, from the same stream, as the original, which ``normal`` reproduces)."""
-    draw = ERROR_LAWS[name][0]
-    original = cells_mod.kng_data
-
-    def data(n, rng, x1_low=-1.0):
-        X = cells_mod.shifted_x1(rng.uniform(-1.0, 1.0, size=(n, 2)), x1_low)
-        return X, cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + draw(rng, n)
-
-    cells_mod.kng_data = data
+    """Within the block the KNG cells' errors (``_inference_cells.kng_errors``) are drawn from
+    ``ERROR_LAWS[name]``: the design and its place in the stream are unchanged, and
+    ``normal`` reproduces the committed cells."""
+    original = cells_mod.kng_errors
+    cells_mod.kng_errors = ERROR_LAWS[name][0]
     try:
         yield
     finally:
-        cells_mod.kng_data = original
+        cells_mod.kng_errors = original
 
 
 def run(law, n, start, stop, out, eps_grid=cells_mod.EPS_GRID):
@@ -93,25 +88,12 @@ def run(law, n, start, stop, out, eps_grid=cells_mod.EPS_GRID):
 
 
 def score_law(law, out):
-    """Rows per n and epsilon (as ``_inference_kng_chunks.merge``) of one law's chunks in
-    ``out`` (comma-separated folders, each holding ``LAW/N/*.pkl``), the asymptotic oracles
-    with the law's sparsity."""
+    """Rows per n and epsilon of one law's chunks in ``out`` (comma-separated folders, each
+    holding ``LAW/N/*.pkl``; ``_inference_kng_chunks.merged_rows``), the asymptotic oracles
+    with the law's sparsity, the law in ``errors``."""
     dirs = [str(Path(d) / law) for d in out.split(",")]
-    rows = []
-    for n in inf.N_GRID:
-        by_eps = chunks._load(dirs, n)
-        cells = {}
-        for eps in sorted(by_eps):
-            ids = sorted(by_eps[eps])
-            print(f"{law}, n={n}, epsilon={eps:g}: {len(ids)} data sets")
-            cells.update(cells_mod.concat_cells([by_eps[eps][i] for i in ids]))
-        if cells:
-            seed = 4000 + inf.N_GRID.index(n)
-            rows += inf.kng_score(n, cells, seed, sparsity=ERROR_LAWS[law][1])
-    for r in rows:
-        r["errors"] = law
-        r["coverage_mc_sd"] = (0.05 * 0.95 / r["reps"]) ** 0.5
-    return rows
+    rows = chunks.merged_rows(dirs, sparsity=ERROR_LAWS[law][1])
+    return [r | {"errors": law} for r in rows]
 
 
 def score(laws, out, name=None):

@@ -49,3 +49,4 @@ def test_error_law_swaps_only_the_errors_and_restores_the_data():
     with pytest.raises(RuntimeError), ke.error_law("skewed"):
         raise RuntimeError
     assert cells_mod.kng_data is original
+    assert cells_mod.kng_errors is ke.ERROR_LAWS["normal"][0]
