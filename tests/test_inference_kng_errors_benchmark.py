@@ -50,3 +50,38 @@ def test_error_law_swaps_only_the_errors_and_restores_the_data():
         raise RuntimeError
     assert cells_mod.kng_data is original
     assert cells_mod.kng_errors is ke.ERROR_LAWS["normal"][0]
+
+
+def test_paired_check_uses_the_cells_data_sets_and_cross_tabulates(tmp_path):
+    """The oracle's hits are those of the non-private fit on data set i's own stream (checked
+    against a fit made here), and the cross-tabulation counts a private interval's misses
+    against them: fake chunks whose interval covers on data set 0 and misses on data set 1
+    give exactly those counts (a control for the table's bookkeeping)."""
+    import pickle
+
+    from benchmarks import inference as inf
+
+    n, law = 1000, "skewed"
+    hits = ke.paired_check(law, n, 0, 2)
+    with ke.error_law(law):
+        X, y = cells_mod.kng_data(n, np.random.default_rng([4000 + inf.N_GRID.index(n), 1]))
+    est = ke._median_regressions([(X, y)])[0]
+    sd = 2.0 * 0.5 / np.sqrt(n) * np.array([1.0, np.sqrt(3.0), np.sqrt(3.0)])
+    np.testing.assert_array_equal(hits[1], np.abs(est - cells_mod.KNG_BETA) <= 1.959964 * sd)
+
+    folder = tmp_path / law / str(n)
+    folder.mkdir(parents=True)
+    truth = cells_mod.KNG_BETA
+    for i, offset in ((0, 0.0), (1, 10.0)):  # data set 1's interval lies far from the truth
+        ci = np.c_[truth - 1.0, truth + 1.0] + offset
+        cells = {1.0: (truth[None], ci[None], np.empty((0, 3)), None)}
+        with open(folder / f"{i:04d}.pkl", "wb") as fh:
+            pickle.dump(cells, fh)
+    df = ke.paired_check(law, n, 0, 2, str(tmp_path))
+    assert list(df.data_sets) == [2, 2, 2]
+    assert list(df.private) == [0.5, 0.5, 0.5]
+    for j, row in df.iterrows():
+        o = hits[:, j]
+        assert row.both_miss == int(not o[1])
+        assert row.only_private_misses == int(o[1])
+        assert row.only_oracle_misses == int(not o[0])
