@@ -162,11 +162,8 @@ def compare(law, out, normal):
             a = cells_mod.concat_cells([mine[eps][i] for i in ids])[eps]
             b = cells_mod.concat_cells([theirs[eps][i] for i in ids])[eps]
             for j, name in enumerate(cells_mod.KNG_NAMES):
-                truth = cells_mod.KNG_BETA[j]
                 wa, wb = (c[1][:, j, 1] - c[1][:, j, 0] for c in (a, b))
-                cover = [
-                    np.mean((c[1][:, j, 0] <= truth) & (truth <= c[1][:, j, 1])) for c in (a, b)
-                ]
+                cover = [np.mean(_covers(c[1], j)) for c in (a, b)]
                 rows.append(
                     dict(
                         n=n,
@@ -188,11 +185,11 @@ def compare(law, out, normal):
 def sampling_check(law, n, reps, seed=5):
     """Non-private median regression (statsmodels ``QuantReg``) on ``reps`` fresh data sets of
     the cells' design with the errors of ``law``: the mean error, the sd of the estimates
-    over the asymptotic sd ``s sqrt(tau (1 - tau)) / sqrt(n) * (1, sqrt 3, sqrt 3)`` of this
-    design, and how often the oracle interval ``beta_hat ± 1.96`` asymptotic sd covers the
-    truth (whether the estimator's own law is near enough to normal at n). Tells the
-    estimator's own sampling law apart from the privacy noise; prints."""
-    draw, sparsity = ERROR_LAWS[law]
+    over the asymptotic sd (:func:`_asymptotic_sd`), and how often the oracle interval
+    ``beta_hat ± 1.96`` asymptotic sd covers the truth (:func:`_oracle_hits`: whether the
+    estimator's own law is near enough to normal at n). Tells the estimator's own sampling
+    law apart from the privacy noise; prints."""
+    draw = ERROR_LAWS[law][0]
     rng = np.random.default_rng(seed)
 
     def data():
@@ -201,12 +198,31 @@ def sampling_check(law, n, reps, seed=5):
             yield X, cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + draw(rng, n)
 
     est = _median_regressions(data())
-    asym = sparsity * 0.5 / np.sqrt(n) * np.array([1.0, np.sqrt(3.0), np.sqrt(3.0)])
+    asym = _asymptotic_sd(law, n)
     print(f"{law}, n={n}, {reps} fits: bias {np.round(est.mean(0) - cells_mod.KNG_BETA, 4)}")
     print(f"  sd / asymptotic sd {np.round(est.std(0) / asym, 3)}")
-    hit = np.abs(est - cells_mod.KNG_BETA) <= 1.959964 * asym
+    hit = _oracle_hits(est, law, n)
     print("  beta_hat ± 1.96 asymptotic sd covers " + " / ".join(f"{c:.3f}" for c in hit.mean(0)))
     return est
+
+
+def _asymptotic_sd(law, n):
+    """The non-private median regression's asymptotic sd on the cells' design, ``s sqrt(tau
+    (1 - tau)) / sqrt(n) * (1, sqrt 3, sqrt 3)`` at the law's sparsity ``s`` (``x ~ U[-1,
+    1]^2`` has second moments 1/3)."""
+    return ERROR_LAWS[law][1] * 0.5 / np.sqrt(n) * np.array([1.0, np.sqrt(3.0), np.sqrt(3.0)])
+
+
+def _oracle_hits(est, law, n):
+    """Whether the oracle interval ``est ± 1.96`` asymptotic sd (the law's true sparsity, no
+    privacy noise) of each non-private estimate (k, 3) holds the truth."""
+    return np.abs(est - cells_mod.KNG_BETA) <= 1.959964 * _asymptotic_sd(law, n)
+
+
+def _covers(ci, j):
+    """Whether the intervals ``ci`` (k, 3, 2) of parameter ``j`` hold its truth."""
+    truth = cells_mod.KNG_BETA[j]
+    return (ci[:, j, 0] <= truth) & (truth <= ci[:, j, 1])
 
 
 def _median_regressions(X_y_pairs):
@@ -226,7 +242,7 @@ def _median_regressions(X_y_pairs):
 def paired_check(law, n, start, stop, out=None):
     """On the cells' own data sets ``START <= i < STOP`` (the streams of :func:`run`): does
     the *non-private* median regression's oracle interval ``beta_hat ± 1.96 sd`` (``sd`` the
-    asymptotic sd at the law's sparsity, :func:`sampling_check`) cover the truth? Where the
+    asymptotic sd at the law's sparsity, :func:`_oracle_hits`) cover the truth? Where the
     privacy noise is small against the sampling error (n = 1e4) a private interval of the
     asymptotic width misses on about the same data sets, so this tells a shortfall of the
     method from an unlucky draw of data sets: if the non-private oracle misses as often on
@@ -240,8 +256,7 @@ def paired_check(law, n, start, stop, out=None):
     with error_law(law):
         data = (cells_mod.kng_data(n, np.random.default_rng([seed, i])) for i in ids)
         est = _median_regressions(data)
-    sd = ERROR_LAWS[law][1] * 0.5 / np.sqrt(n) * np.array([1.0, np.sqrt(3.0), np.sqrt(3.0)])
-    oracle_hit = np.abs(est - cells_mod.KNG_BETA) <= 1.959964 * sd
+    oracle_hit = _oracle_hits(est, law, n)
     print(f"{law}, n={n}, data sets {start}-{stop - 1}: non-private oracle interval covers")
     print("  " + " / ".join(f"{c:.3f}" for c in oracle_hit.mean(0)))
     if out is None:
@@ -255,8 +270,7 @@ def paired_check(law, n, start, stop, out=None):
         ci = cells_mod.concat_cells([cells[i] for i in both])[eps][1]
         o = oracle_hit[[i - start for i in both]]
         for j, name in enumerate(cells_mod.KNG_NAMES):
-            truth = cells_mod.KNG_BETA[j]
-            p = (ci[:, j, 0] <= truth) & (truth <= ci[:, j, 1])
+            p = _covers(ci, j)
             rows.append(
                 dict(
                     epsilon=eps,
