@@ -115,7 +115,8 @@ def splice(*sources, name="inference_kng"):
         new = pd.read_csv(results_dir() / f"{source}.csv")
         new = new.merge(table[key + ["interval"]], on=key, how="left")
         kept = table.merge(new[key], on=key, how="left", indicator=True)._merge == "left_only"
-        table = pd.concat([table[kept.to_numpy()], new[table.columns]], ignore_index=True)
+        new = new.reindex(columns=table.columns)  # n = 1e5 runs have no whole-epsilon fits
+        table = pd.concat([table[kept.to_numpy()], new], ignore_index=True)
     table = table.sort_values(key, kind="stable").reset_index(drop=True)
     print(inf.summary(table))
     save(table, name, inf._figure(table))

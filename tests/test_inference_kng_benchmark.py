@@ -302,3 +302,38 @@ def test_corner_rescore_pools_three_thousand_estimates_per_cell():
     assert extra[1.0][0].shape == (2400, 3)
     z = np.load(corner.RESULTS / "inference_kng_oracle_estimates.npz")
     np.testing.assert_array_equal(extra[0.25][0][:500], z["replay_1000_est_0.25"][100:])
+
+
+def test_splice_replaces_only_the_sources_cells(tmp_path, monkeypatch):
+    """``_inference_kng_chunks.splice`` swaps in the rows of the source's (n, epsilon, param)
+    cells, keeps every other row and the table's ``interval`` column, and takes a source
+    without the whole-epsilon columns (an n = 1e5 run) with those left empty. On the
+    committed table and the session-18 n = 1e5 source; a source that replaced the wrong rows
+    or dropped a column would fail."""
+    import shutil
+
+    import pandas as pd
+
+    from benchmarks import _common
+    from benchmarks import _inference_kng_chunks as chunks
+
+    for name in ("inference_kng", "inference_kng_s18_n1e5"):
+        shutil.copy(_common.RESULTS / f"{name}.csv", tmp_path / f"{name}.csv")
+    monkeypatch.setattr(_common, "RESULTS", tmp_path)
+    before = pd.read_csv(tmp_path / "inference_kng.csv")
+    source = pd.read_csv(tmp_path / "inference_kng_s18_n1e5.csv")
+    chunks.splice("inference_kng_s18_n1e5")
+    after = pd.read_csv(tmp_path / "inference_kng.csv")
+    assert list(after.columns) == list(before.columns) and len(after) == len(before)
+    key = ["n", "epsilon", "param"]
+    others = before.n != 100_000
+    pd.testing.assert_frame_equal(
+        after[others.to_numpy()].reset_index(drop=True), before[others].reset_index(drop=True)
+    )
+    spliced = after[after.n == 100_000].merge(source, on=key, suffixes=("", "_src"))
+    assert len(spliced) == 9
+    np.testing.assert_array_equal(spliced.coverage, spliced.coverage_src)
+    np.testing.assert_array_equal(spliced.mean_width, spliced.mean_width_src)
+    assert spliced.width_ratio_full.isna().all()
+    old = before[before.n == 100_000].set_index(key).interval
+    assert (spliced.set_index(key).interval == old.reindex(spliced.set_index(key).index)).all()
