@@ -386,8 +386,11 @@ def warnings_for(fit, rel, simulated=False):
     if linear_law_poor(fit, rel):
         out.append(
             "the KNG noise is not small against the linear range of the gradient (the "
-            "intervals simulate the exact sampler on synthetic data: normal errors, a design "
-            "matched to the released Gram matrix; " + _edge_note(fit.tau) + ")"
+            "intervals simulate the exact sampler on synthetic data: normal errors with the "
+            "released sparsity, a design matched to the released Gram matrix; errors far "
+            "from normal, peaked like the Laplace law or skewed, can leave them too narrow; "
+            + _edge_note(fit.tau)
+            + ")"
             if simulated
             else "the KNG noise is not small against the linear range of the gradient"
         )
