@@ -726,8 +726,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         matched to the released summaries; post-processing, ``docs/inference.md``) or
         ``"auto"`` (simulate where the released check of the linearisation fails). The
         synthetic data have normal errors with the released sparsity: with errors far from
-        normal the simulated intervals can be too narrow (Laplace errors at n * epsilon =
-        250: coverage 0.86-0.91 of 95 %; docs/inference.md, "Laplace errors at n·ε = 250")."""
+        normal the simulated intervals can be too narrow (with Laplace errors at n * epsilon
+        = 250 the 95 % intervals covered 0.86-0.91; docs/inference.md, "Laplace errors at
+        n·ε = 250")."""
         from ._inference_quantile import conf_int  # noqa: PLC0415
 
         return conf_int(self, alpha, n_boot, method, n_sim)
