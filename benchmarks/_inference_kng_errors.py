@@ -189,15 +189,9 @@ def sampling_check(law, n, reps, seed=5):
     ``beta_hat ± 1.96`` asymptotic sd covers the truth (:func:`_oracle_hits`: whether the
     estimator's own law is near enough to normal at n). Tells the estimator's own sampling
     law apart from the privacy noise; prints."""
-    draw = ERROR_LAWS[law][0]
     rng = np.random.default_rng(seed)
-
-    def data():
-        for _ in range(reps):
-            X = rng.uniform(-1.0, 1.0, size=(n, 2))
-            yield X, cells_mod.KNG_BETA[0] + X @ cells_mod.KNG_BETA[1:] + draw(rng, n)
-
-    est = _median_regressions(data())
+    with error_law(law):  # the cells' own data model, fresh data sets from one stream
+        est = _median_regressions(cells_mod.kng_data(n, rng) for _ in range(reps))
     asym = _asymptotic_sd(law, n)
     print(f"{law}, n={n}, {reps} fits: bias {np.round(est.mean(0) - cells_mod.KNG_BETA, 4)}")
     print(f"  sd / asymptotic sd {np.round(est.std(0) / asym, 3)}")
