@@ -34,6 +34,11 @@ cells), paired by data set. ``sampling LAW N REPS``: the non-private median regr
 spread on fresh data sets of the design and its oracle interval's coverage
 (:func:`sampling_check`). ``paired LAW N START STOP [DIR,...]``: that oracle interval on the
 cells' own data sets, against the private intervals in the chunks (:func:`paired_check`).
+``worlds LAW N START STOP EPS WORLD[,WORLD...] DIR``: the simulated interval on the cells'
+own releases at ``EPS`` with the synthetic errors of each world (:func:`worlds_check`:
+``normal``, the library's own; ``laplace``; ``oracle``, the data's law at its true scale;
+``NAME/c`` at the released sparsity divided by c); ``worlds-score FILE[,FILE...]`` pools
+their files (:func:`worlds_score`).
 """
 
 from __future__ import annotations
@@ -282,6 +287,133 @@ def paired_check(law, n, start, stop, out=None):
     return df
 
 
+_PHI0 = 1.0 / np.sqrt(2.0 * np.pi)  # the normal density at its median, sd 1
+
+#: Error laws of the synthetic worlds of :func:`worlds_check`: name -> ``draw(rng, n, s)``
+#: with ``s`` the world's sparsity (the released one). ``laplace``: the Laplace law with
+#: density ``1 / s`` at its median (scale ``s / 2``), the library's normal world's match;
+#: ``oracle``: the data's own law at its true scale (``s`` ignored: not a released value).
+WORLD_LAWS = {
+    "laplace": lambda rng, n, s: rng.laplace(0.0, s / 2.0, n),
+    "normal": lambda rng, n, s: rng.normal(0.0, s * _PHI0, n),
+}
+
+
+@contextlib.contextmanager
+def world_errors(draw):
+    """Within the block the simulation bootstrap's synthetic errors
+    (``_inference_quantile.synthetic_data``) come from ``draw(rng, n, sparsity)`` instead of
+    the normal law (at tau = 1/2; the design and its place in the stream are unchanged)."""
+    from dpreg.linear_model import _inference_quantile as iq  # noqa: PLC0415
+
+    original = iq.synthetic_data
+
+    def synthetic(fit, gram, sparsity, rng, mirror=False):
+        X, y = original(fit, gram, 0.0, rng, mirror)  # y = w^T theta~ exactly
+        e = draw(rng, fit.n, float(sparsity))
+        return X, y - e if mirror else y + e
+
+    iq.synthetic_data = synthetic
+    try:
+        yield
+    finally:
+        iq.synthetic_data = original
+
+
+def worlds_check(law, n, start, stop, eps, worlds, out):
+    """Diagnosis of the simulated interval under non-normal errors: on the cells' data sets
+    ``START <= i < STOP`` with errors from ``law`` and their very releases at ``eps``
+    (``_inference_cells.kng_releases``, no whole-epsilon fits), the simulated interval
+    (``method="simulate"``, the library's seed) with the synthetic errors of each world:
+    ``normal`` (the library's own), a :data:`WORLD_LAWS` name, or ``oracle`` (the data's
+    own law at its true scale). Saves ``out/worlds_LAW_N_START_STOP.npz`` (estimates,
+    intervals per world, the released sparsity); :func:`worlds_score` reads them."""
+    import warnings  # noqa: PLC0415
+
+    from dpreg import BudgetAccountant  # noqa: PLC0415
+    from dpreg._random import release_seed  # noqa: PLC0415
+    from dpreg.linear_model import _inference_quantile as iq  # noqa: PLC0415
+
+    draws = dict(WORLD_LAWS, oracle=lambda rng, m, s: ERROR_LAWS[law][0](rng, m))
+    for w in worlds:  # "NAME/c": the world NAME at the sparsity divided by c
+        if "/" in w:
+            name, c = w.split("/")
+            draws[w] = lambda rng, m, s, d=draws[name], c=float(c): d(rng, m, s / c)
+    seed = 4000 + inf.N_GRID.index(n)
+    est, cis, spars = [], {w: [] for w in worlds}, []
+    with error_law(law):
+        releases = cells_mod.kng_releases(
+            n,
+            stop - start,
+            seed,
+            [eps],
+            full_fits=False,
+            start=start,
+            accountant=BudgetAccountant(),
+        )
+        for i, _, _, _, model, _ in releases:
+            fit, rel = iq._release(model)
+            key = release_seed(*iq.released_values(fit, rel))
+            est.append(np.r_[model.intercept_, model.coef_])
+            spars.append(iq.world_sparsities(fit, rel)[0])
+            for w in worlds:
+                # "normal" is the library's own world (its normal draws, bit for bit)
+                ctx = contextlib.nullcontext() if w == "normal" else world_errors(draws[w])
+                with ctx, warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    e, d = iq.simulate_worlds(model, iq.DEFAULT_N_SIM, random_state=key)
+                cis[w].append(iq.simulated_interval(e, d, 0.05, iq.box_ranges(fit)))
+            print(f"data set {i} done", flush=True)
+    path = Path(out) / f"worlds_{law}_{n}_{start}_{stop}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(
+        path,
+        est=np.array(est),
+        sparsity=np.array(spars),
+        **{f"ci_{w}": np.array(c) for w, c in cis.items()},
+    )
+    return path
+
+
+def worlds_score(paths):
+    """Coverage and mean width per world and parameter of :func:`worlds_check`'s files
+    (comma-separated), pooled; prints, with the released sparsity's quartiles."""
+    import pandas as pd  # noqa: PLC0415
+
+    files = [np.load(p) for p in paths.split(",")]
+    worlds = [k[3:] for k in files[0].files if k.startswith("ci_")]
+    est = np.concatenate([f["est"] for f in files])
+    spars = np.concatenate([f["sparsity"] for f in files])
+    cis = {w: np.concatenate([f[f"ci_{w}"] for f in files]) for w in worlds}
+    if "normal" in cis:  # the hull of the library's world and each other one's window
+        for w in [w for w in worlds if w != "normal"]:
+            a, b = cis["normal"], cis[w]
+            cis[f"hull normal, {w}"] = np.stack(
+                [np.minimum(a[..., 0], b[..., 0]), np.maximum(a[..., 1], b[..., 1])], axis=-1
+            )
+    rows = []
+    for w, ci in cis.items():
+        for j, name in enumerate(cells_mod.KNG_NAMES):
+            width = ci[:, j, 1] - ci[:, j, 0]
+            rows.append(
+                dict(
+                    world=w,
+                    param=name,
+                    data_sets=len(ci),
+                    coverage=_covers(ci, j).mean(),
+                    mean_width=width.mean(),
+                )
+            )
+    print(
+        f"{len(est)} releases; released sparsity quartiles "
+        f"{np.round(np.quantile(spars, [0.25, 0.5, 0.75]), 2)}; estimates' 2.5-97.5 % spread "
+        f"{np.round(np.diff(np.quantile(est, [0.025, 0.975], axis=0), axis=0)[0], 2)}"
+    )
+    df = pd.DataFrame(rows)
+    print(df.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return df
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run"]:
@@ -293,6 +425,18 @@ def main(argv=None):
         compare(*argv[1:4])
     elif argv[:1] == ["sampling"]:
         sampling_check(argv[1], int(argv[2]), int(argv[3]))
+    elif argv[:1] == ["worlds"]:
+        worlds_check(
+            argv[1],
+            int(argv[2]),
+            int(argv[3]),
+            int(argv[4]),
+            float(argv[5]),
+            argv[6].split(","),
+            argv[7],
+        )
+    elif argv[:1] == ["worlds-score"]:
+        worlds_score(argv[1])
     elif argv[:1] == ["paired"]:
         paired_check(argv[1], int(argv[2]), int(argv[3]), int(argv[4]), *argv[5:6])
     else:
@@ -300,6 +444,7 @@ def main(argv=None):
             "usage: run LAW N START STOP DIR [EPS,...] | score LAW[,LAW...] DIR[,DIR...] [NAME]"
             " | compare LAW DIR[,DIR...] NORMAL_DIR[,DIR...] | sampling LAW N REPS"
             " | paired LAW N START STOP [DIR,...]"
+            " | worlds LAW N START STOP EPS WORLD[,WORLD...] DIR | worlds-score FILE[,FILE...]"
         )
 
 

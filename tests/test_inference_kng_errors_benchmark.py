@@ -85,3 +85,71 @@ def test_paired_check_uses_the_cells_data_sets_and_cross_tabulates(tmp_path):
         assert row.both_miss == int(not o[1])
         assert row.only_private_misses == int(o[1])
         assert row.only_oracle_misses == int(not o[0])
+
+
+def test_world_errors_swaps_only_the_synthetic_errors_and_restores():
+    """The diagnosis' worlds (``worlds_check``): inside ``world_errors`` the simulation's
+    synthetic data have the library's design exactly and errors ``y - w^T theta~`` that are
+    the given draw at the given sparsity; the worlds' laws have density ``1 / s`` at their
+    median (KS against scipy); ``synthetic_data`` is the library's again after the block.
+    Control: the library's own world at the same sparsity has other errors."""
+    from types import SimpleNamespace
+
+    from dpreg.linear_model import _inference_quantile as iq
+
+    fit = SimpleNamespace(
+        n=4000,
+        tau=0.5,
+        fit_intercept=True,
+        active=np.array([True, True]),
+        theta=np.array([1.0, 2.0, -1.0]),
+        mid=np.zeros(2),
+        half=np.ones(2),
+    )
+    gram = 4000 * np.diag([1.0, 1 / 3, 1 / 3])
+    original = iq.synthetic_data
+    s = 1.7
+    X0, y0 = original(fit, gram, s, np.random.default_rng(1))
+    for name in ("normal", "laplace"):
+        with ke.world_errors(ke.WORLD_LAWS[name]):
+            X1, y1 = iq.synthetic_data(fit, gram, s, np.random.default_rng(1))
+        np.testing.assert_array_equal(X0, X1)
+        e = y1 - np.c_[np.ones(fit.n), X1] @ fit.theta
+        ref = (
+            stats.norm(scale=s / np.sqrt(2 * np.pi))
+            if name == "normal"
+            else stats.laplace(scale=s / 2)
+        )
+        assert ref.pdf(0.0) == pytest.approx(1 / s)
+        assert stats.kstest(e, ref.cdf).pvalue > 1e-3
+        assert not np.allclose(y0, y1)
+    assert iq.synthetic_data is original
+
+
+def test_worlds_score_pools_files_and_takes_the_hull(tmp_path):
+    """Fake files with known intervals: the library's world misses x1 on release 0, the
+    other world misses it on release 1, so each covers 1/2 and their hull (the union of the
+    windows) covers both; widths are the mean of each world's and of the hull's. A control
+    for the table's bookkeeping (pooling two files, the hull's min/max)."""
+    truth = cells_mod.KNG_BETA
+    good = np.column_stack([truth - 1.0, truth + 1.0])  # (3, 2), covers every parameter
+    bad = good.copy()
+    bad[1] = [truth[1] + 0.5, truth[1] + 2.5]  # x1 misses, width 2
+    paths = []
+    for k, (a, b) in enumerate([(bad, good), (good, bad)]):
+        path = tmp_path / f"f{k}.npz"
+        np.savez(
+            path,
+            est=truth[None],
+            sparsity=np.array([2.0]),
+            ci_normal=a[None],
+            ci_laplace=b[None],
+        )
+        paths.append(str(path))
+    df = ke.worlds_score(",".join(paths)).set_index(["world", "param"])
+    assert df.loc[("normal", "x1"), "coverage"] == 0.5
+    assert df.loc[("laplace", "x1"), "coverage"] == 0.5
+    assert df.loc[("hull normal, laplace", "x1"), "coverage"] == 1.0
+    assert df.loc[("hull normal, laplace", "x1"), "mean_width"] == pytest.approx(3.5)
+    assert df.loc[("normal", "const"), "coverage"] == 1.0
+    assert df.loc[("normal", "x1"), "data_sets"] == 2
