@@ -290,9 +290,11 @@ def paired_check(law, n, start, stop, out=None):
 _PHI0 = 1.0 / np.sqrt(2.0 * np.pi)  # the normal density at its median, sd 1
 
 #: Error laws of the synthetic worlds of :func:`worlds_check`: name -> ``draw(rng, n, s)``
-#: with ``s`` the world's sparsity (the released one). ``laplace``: the Laplace law with
-#: density ``1 / s`` at its median (scale ``s / 2``), the library's normal world's match;
-#: ``oracle``: the data's own law at its true scale (``s`` ignored: not a released value).
+#: with ``s`` the world's sparsity (the released one), median 0 and density ``1 / s`` there,
+#: as the library's world (for ``tau = 1/2`` only). ``laplace``: scale ``s / 2``; ``normal``:
+#: sd ``s phi(0)``, the library's law with draws of its own (for ``NAME/c``; the world
+#: ``normal`` itself is the library's). :func:`worlds_check` adds ``oracle``, the data's own
+#: law at its true scale (``s`` ignored: not a released value).
 WORLD_LAWS = {
     "laplace": lambda rng, n, s: rng.laplace(0.0, s / 2.0, n),
     "normal": lambda rng, n, s: rng.normal(0.0, s * _PHI0, n),
