@@ -13,8 +13,10 @@ import warnings
 
 import numpy as np
 
+from dpreg.inference import KNG_CURVATURE_SHARE, MEDIAN_SCALE_SHARE
+
 EPS_GRID = [0.25, 1.0, 4.0]
-SHARE = 0.1
+SHARE = MEDIAN_SCALE_SHARE  # the library's suggestion (dpreg.inference.interval_share)
 
 LOGIT_BETA = np.array([0.5, 1.5, -1.0])  # intercept first
 LOGIT_NAMES = ["const", "x1", "x2"]
@@ -238,7 +240,7 @@ KNG_NAMES = ["const", "x1", "x2"]
 #: matrix (five unknown entries) and the sparsity (docs/inference.md). 0.4 against 0.2 at
 #: n = 1e3, epsilon = 1: width ratios 1.11-1.53 in three runs against 3.7-6.0 (session 8,
 #: two residual quantiles for the sparsity; session 9 releases one).
-KNG_SHARE = 0.4
+KNG_SHARE = KNG_CURVATURE_SHARE
 
 
 def shifted_x1(X, x1_low):

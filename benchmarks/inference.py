@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from dpreg import BudgetAccountant, FunctionalLinearRegression
+from dpreg.inference import FUNCTIONAL_SHARE
 from dpreg.linear_model.functional import sufficient_statistics
 
 from . import _inference_cells as cells_mod
@@ -56,7 +57,7 @@ BOUNDS_X = (-1.0, 1.0)
 BOUNDS_Y = (-7.0, 9.0)
 EPS_GRID = [0.25, 1.0, 4.0]
 N_GRID = [1000, 10000, 100000]
-SHARE = 0.1
+SHARE = FUNCTIONAL_SHARE  # the library's suggestion (dpreg.inference.interval_share)
 NAMES = ["const", "x1", "x2"]
 
 

@@ -12,6 +12,7 @@ MODULES = [
     "dpreg.tools._histogram",
     "dpreg.preprocessing._transformers",
     "dpreg.model_selection._search",
+    "dpreg.inference",
 ]
 
 
