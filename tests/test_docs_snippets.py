@@ -76,6 +76,25 @@ def _noise(ns, out):
     assert volume == pytest.approx(3.0) and norm == pytest.approx(2.0)  # "# 3.0 2.0"
 
 
+def _intervals(ns, out):
+    # the page: one ledger per estimator; the intervals cost only the declared split
+    assert ns["ledger"].spent[0] == pytest.approx(4.0)
+    assert ns["model"].conf_int().index.tolist() == ["const", "age", "dose"]
+    assert list(ns["table"].columns[:2]) == ["coef", "std err"]
+    # "an interval that ignores the privacy noise is falsely narrow": the private intervals
+    # are wider than the non-private 95 % intervals of the same data (OLS, logistic MLE)
+    Z = np.column_stack([np.ones(ns["n"]), np.asarray(ns["X"])])
+    resid = ns["y"] - Z @ np.linalg.lstsq(Z, ns["y"], rcond=None)[0]
+    ols = 2 * 1.96 * np.sqrt(resid.var() * np.diag(np.linalg.inv(Z.T @ Z)))
+    p = 1 / (1 + np.exp(-Z @ [0.5, 1.5, -1.0]))
+    mle = 2 * 1.96 * np.sqrt(np.diag(np.linalg.inv((Z * (p * (1 - p))[:, None]).T @ Z)))
+    # (at n = 2e4, eps = 1 the logistic fit's privacy noise is a few % of its sampling error,
+    # so its interval is about as wide as the MLE's; the other two add 25-50 %)
+    for name, naive, least in [("model", ols, 1.1), ("kng", ols, 1.1), ("logit", mle, 0.9)]:
+        ci = np.asarray(ns[name].conf_int())
+        assert np.all(ci[:, 1] - ci[:, 0] > least * naive), name
+
+
 CLAIMS = {
     "README.md": _readme,
     "docs/getting_started.md": _getting_started,
@@ -83,6 +102,7 @@ CLAIMS = {
     "docs/user_guide/quantile.md": _quantile,
     "docs/accounting.md": _accounting,
     "docs/noise.md": _noise,
+    "docs/user_guide/inference.md": _intervals,
 }
 
 
