@@ -107,8 +107,20 @@ def check_private_workflow(out):
     assert "test R^2 private workflow" in out
 
 
+def check_private_inference(out):
+    naive = numbers(r"naive OLS interval: coverage const / x1 / x2 (\S+) / (\S+) / (\S+);", out)
+    private = numbers(
+        r"dpreg conf_int\(\)\s*: coverage const / x1 / x2 (\S+) / (\S+) / (\S+);", out
+    )
+    # 200 data sets: a 95 % interval reads 0.95 +- 0.015; the naive one misses most of the time
+    assert all(c < 0.6 for c in naive)
+    assert all(0.9 <= c <= 0.99 for c in private)
+    assert numbers(r"budget spent \(epsilon, delta\): \((\S+), (\S+)\)", out) == [100.0, 0.0]
+
+
 CHECKS = {
     "quickstart.py": check_quickstart,
+    "private_inference.py": check_private_inference,
     "pipeline_gridsearch.py": check_pipeline_gridsearch,
     "norm_choice.py": check_norm_choice,
     "private_centring.py": check_private_centring,
