@@ -23,8 +23,9 @@ MISSED_IDS = (7, 17, 27)
 def test_hull_covers_intercepts_that_the_released_sparsity_missed(tmp_path):
     """The default covers the intercept on at least two of the three releases (measured:
     all three); the control, the first world's window (the released sparsity alone, the
-    default of session 13) from the very same call, covers none of them, each time lying below the
-    truth."""
+    default of session 13) from the very same call, covers at most one of them, each miss
+    lying below the truth (session 14: none; since session 16's Gram release without its
+    public corner changed these releases, one, measured in session 20)."""
     truth = tau_mod.TRUTH[0]
     hull_hits, first_hits = 0, 0
     for i in MISSED_IDS:
@@ -41,4 +42,4 @@ def test_hull_covers_intercepts_that_the_released_sparsity_missed(tmp_path):
         else:
             assert first[0, 1] < truth  # the interval below the truth, as measured
     assert hull_hits >= 2, hull_hits
-    assert first_hits == 0, first_hits
+    assert first_hits <= 1 and hull_hits > first_hits, (hull_hits, first_hits)
