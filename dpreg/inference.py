@@ -25,6 +25,13 @@ from __future__ import annotations
 import numbers
 
 from ._validation import check_epsilon
+from .linear_model import (
+    FunctionalLinearRegression,
+    KNGQuantileRegressor,
+    ObjectivePerturbationLogistic,
+)
+from .linear_model._inference_logistic import hessian_share
+from .location import PrivateProjectionMedian
 
 #: ``FunctionalLinearRegression(inference_share=...)``: the Laplace ``yᵀy`` that its
 #: intervals use. 0.1 in every measured cell (docs/inference.md, "Measured").
@@ -82,14 +89,6 @@ def interval_share(estimator, n, epsilon):
     >>> interval_share(ObjectivePerturbationLogistic(), n=100_000, epsilon=1.0)
     0.1
     """
-    from .linear_model import (  # noqa: PLC0415 (the estimators import this package)
-        FunctionalLinearRegression,
-        KNGQuantileRegressor,
-        ObjectivePerturbationLogistic,
-    )
-    from .linear_model._inference_logistic import hessian_share  # noqa: PLC0415
-    from .location import PrivateProjectionMedian  # noqa: PLC0415
-
     kind = estimator if isinstance(estimator, type) else type(estimator)
     epsilon = check_epsilon(epsilon)
     if isinstance(n, bool) or not isinstance(n, numbers.Real) or not float(n).is_integer() or n < 1:

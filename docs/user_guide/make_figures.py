@@ -158,4 +158,7 @@ def intervals_figure():
 
 if __name__ == "__main__":
     for model in sys.argv[1:] or [*NORMS, "intervals"]:
-        intervals_figure() if model == "intervals" else figure(model)
+        if model == "intervals":
+            intervals_figure()
+        else:
+            figure(model)
