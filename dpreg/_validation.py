@@ -225,3 +225,25 @@ def check_unit_sample_weight(sample_weight, n_samples):
     if not np.any(w > 0):
         raise ValueError("sample_weight must not be all zero (no row would count).")
     return w
+
+
+def warn_if_released_again(previous, current_fit, epsilon, what, fit_attr="theta"):
+    """Warn, before the spend, that a second release for the same fit spends again.
+
+    ``previous`` is the estimator's stored release (or None) and ``current_fit`` the fit's
+    released array that a release records (``rel.<fit_attr> is current_fit`` means the
+    release belongs to this fit). The intervals use only the newest release: the two are not
+    combined, so the earlier one's epsilon buys nothing more. A notebook cell run twice is the
+    common way to get here. Whether a release exists is the user's call history, not the
+    data, so the warning reveals nothing private; it fires before the accountant is charged,
+    so a caller that turns warnings into errors spends nothing.
+    """
+    if previous is None or getattr(previous, fit_attr, None) is not current_fit:
+        return
+    warnings.warn(
+        f"This fit already has a {what} release (epsilon={previous.epsilon:g}); this call "
+        f"spends epsilon={epsilon:g} again and replaces it. The intervals use only the newest "
+        "release (the two are not combined), and the ledger keeps both charges.",
+        UserWarning,
+        stacklevel=4,
+    )

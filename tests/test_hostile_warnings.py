@@ -23,6 +23,7 @@ in the reason, so the xfail turns into an error once they are fixed.
 
 from __future__ import annotations
 
+import copy
 import functools
 import traceback
 import warnings
@@ -371,7 +372,10 @@ def _linf_median():
 
 
 def _median_scale(acc, kind):
-    est = _linf_median()  # one fit (0.4 s) for every kind; each release gets its accountant
+    # one fit (0.4 s) for every kind; each release gets its accountant and its own copy of
+    # the fit (a second release on one fit would warn, before the spend, that it replaces
+    # the first: tests/test_rerelease_warning.py)
+    est = copy.deepcopy(_linf_median())
     H, _ = hostile(kind, n=N_MEDIAN)
     return lambda: est.release_scale(H, 1.0, accountant=acc, random_state=0)
 

@@ -41,7 +41,7 @@ import numpy as np
 from scipy.special import expit
 
 from .._random import release_seed
-from .._validation import check_epsilon, check_random_state
+from .._validation import check_epsilon, check_random_state, warn_if_released_again
 from ._inference import (
     Summary,
     check_alpha,
@@ -203,6 +203,8 @@ def release_hessian(estimator, X, y, epsilon, accountant=None, random_state=None
     del y_idx  # the Hessian of the logistic loss does not depend on the labels
     n = X.shape[0]
     rng = check_random_state(random_state)
+    previous = getattr(estimator, "inference_release_", None)
+    warn_if_released_again(previous, estimator.theta_, epsilon, "Hessian")
     accountant.spend(epsilon, 0.0)  # reserve before computing anything from the data
     Z = np.clip(estimator._scale(X, *estimator.bounds_), -1.0, 1.0)
     if estimator.fit_intercept:

@@ -43,7 +43,7 @@ import numpy as np
 from scipy.stats import norm as _normal
 
 from .._random import release_seed
-from .._validation import check_epsilon, check_random_state
+from .._validation import check_epsilon, check_random_state, warn_if_released_again
 from ._inference import (
     Summary,
     check_alpha,
@@ -237,6 +237,8 @@ def release_curvature(estimator, X, y, epsilon, accountant=None, random_state=No
     lo_r, hi_r, measure = _residual_range(fit)
     reach = max(abs(lo_r), abs(hi_r))  # public: every clipped |residual| is in [0, reach]
     rng = check_random_state(random_state)
+    previous = getattr(estimator, "curvature_release_", None)
+    warn_if_released_again(previous, fit.theta, epsilon, "curvature")
     accountant.spend(epsilon, 0.0)  # reserve before computing anything from the data
     Z, _, _ = scale_features(X, fit.lower, fit.upper, fit.fit_intercept)
     W = design(Z[:, fit.active], fit.fit_intercept)

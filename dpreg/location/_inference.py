@@ -44,7 +44,7 @@ import numpy as np
 from scipy import integrate, optimize, stats
 
 from .._random import release_seed
-from .._validation import check_epsilon, check_random_state
+from .._validation import check_epsilon, check_random_state, warn_if_released_again
 from ..noise import LinfKNormCoordinate
 
 DEFAULT_N_BOOT = 2000
@@ -175,6 +175,8 @@ def release_scale(
         levels = levels[1:3]
         width = WINDOW + 4.0 * (d + 1) / inverse_temperature(estimator)
     rng = check_random_state(random_state)
+    previous = getattr(estimator, "inference_release_", None)
+    warn_if_released_again(previous, estimator.location_, epsilon, "scale", "location")
     accountant.spend(epsilon, 0.0)  # reserve before the data are used
     Q = np.empty((n_levels, d))
     with np.errstate(over="ignore", invalid="ignore"):
