@@ -247,3 +247,52 @@ def warn_if_released_again(previous, current_fit, epsilon, what, fit_attr="theta
         UserWarning,
         stacklevel=4,
     )
+
+
+#: The smallest epsilon a side release accepts (``release_hessian``, ``release_curvature``,
+#: ``release_scale``, and the parts of ``FunctionalLinearRegression``'s epsilon given to y^T y,
+#: the adaptive ridge and the boosting rounds).
+#: Their noise scales are ``sensitivity / (share * epsilon)`` with sensitivities of order 1
+#: and public shares >= 0.1; at a subnormal epsilon (1e-320) the scale overflowed to inf and
+#: the exact grid sampler raised AFTER the spend. From 1e-100 on every scale is below 1e102,
+#: far inside the float range (the same floor as the functional fit's ``EPSILON_MIN``), and
+#: no release at a smaller epsilon carries information anyway. A rule on a public parameter:
+#: checked before the spend.
+RELEASE_EPSILON_MIN = 1e-100
+
+
+def check_release_epsilon(epsilon, name="epsilon"):
+    """``check_epsilon`` plus the floor :data:`RELEASE_EPSILON_MIN` of the interval releases.
+
+    Examples
+    --------
+    >>> from dpreg._validation import check_release_epsilon
+    >>> check_release_epsilon(0.1)
+    0.1
+    >>> try:
+    ...     check_release_epsilon(1e-320)
+    ... except ValueError as exc:
+    ...     print(str(exc)[:31])
+    epsilon must be at least 1e-100
+    """
+    epsilon = check_epsilon(epsilon, name=name)
+    if epsilon < RELEASE_EPSILON_MIN:
+        raise ValueError(
+            f"{name} must be at least {RELEASE_EPSILON_MIN:g} (below it the noise scale of "
+            f"its release overflows in floating point), got {epsilon!r}."
+        )
+    return epsilon
+
+
+def check_fit_rows(estimator, n, method):
+    """Refuse, before the spend, data whose number of rows is not the fit's.
+
+    A release for a fit's intervals must read the data of that fit; n is public under
+    replace-one adjacency, so comparing it reveals nothing. Estimators fitted before
+    ``n_samples_fit_`` existed (unpickled) have no record and are not checked.
+    """
+    n_fit = getattr(estimator, "n_samples_fit_", None)
+    if n_fit is not None and int(n) != int(n_fit):
+        raise ValueError(
+            f"{method} needs the data of the fit: it has {n_fit} rows, X has {int(n)}."
+        )

@@ -41,7 +41,13 @@ import numpy as np
 from scipy.special import expit
 
 from .._random import release_seed
-from .._validation import check_epsilon, check_random_state, warn_if_released_again
+from .._validation import (
+    check_epsilon,
+    check_fit_rows,
+    check_random_state,
+    check_release_epsilon,
+    warn_if_released_again,
+)
 from ._inference import (
     Summary,
     check_alpha,
@@ -202,6 +208,8 @@ def release_hessian(estimator, X, y, epsilon, accountant=None, random_state=None
     _, y_idx = estimator._encode_labels(y, estimator.classes_)  # raises on unknown labels
     del y_idx  # the Hessian of the logistic loss does not depend on the labels
     n = X.shape[0]
+    check_fit_rows(estimator, n, "release_hessian")
+    epsilon = check_release_epsilon(epsilon)
     rng = check_random_state(random_state)
     previous = getattr(estimator, "inference_release_", None)
     warn_if_released_again(previous, estimator.theta_, epsilon, "Hessian")

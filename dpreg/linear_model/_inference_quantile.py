@@ -43,7 +43,12 @@ import numpy as np
 from scipy.stats import norm as _normal
 
 from .._random import release_seed
-from .._validation import check_epsilon, check_random_state, warn_if_released_again
+from .._validation import (
+    check_epsilon,
+    check_random_state,
+    check_release_epsilon,
+    warn_if_released_again,
+)
 from ._inference import (
     Summary,
     check_alpha,
@@ -231,6 +236,7 @@ def release_curvature(estimator, X, y, epsilon, accountant=None, random_state=No
         raise ValueError(
             f"release_curvature needs the data of the fit: it has {fit.n} rows, X has {n}."
         )
+    epsilon = check_release_epsilon(epsilon)
     eps_gram = GRAM_SHARE * epsilon
     eps_s = epsilon - eps_gram
     level, h, k = window_level(n, fit.tau, eps_s)

@@ -75,6 +75,7 @@ from .._validation import (
     check_epsilon,
     check_norm,
     check_random_state,
+    check_release_epsilon,
     check_unit_sample_weight,
 )
 from ..accounting import check_accountant
@@ -685,6 +686,23 @@ def _psd_solve_stack(gram, xty, lam):
 # ---------------------------------------------------------------------------------------------
 
 
+def _check_finite_statistics(stats, needs_yty):
+    """Refuse non-finite statistics (and a y^T y outside ``[0, n]``) before the spend.
+
+    ``fit_statistics`` takes the statistics from the caller: a NaN or inf in them made the
+    samplers raise AFTER the budget was charged. ``sufficient_statistics`` never produces
+    either (clipped, scaled rows), and its ``yty = sum w_i^2`` lies in ``[0, n]``, which
+    ``release_yty``'s sensitivity assumes."""
+    for name in ("gram", "xty"):
+        if not np.all(np.isfinite(np.asarray(getattr(stats, name), dtype=float))):
+            raise ValueError(f"stats.{name} must be finite (no NaN or inf).")
+    if needs_yty and not 0.0 <= float(stats.yty) <= float(stats.n):
+        raise ValueError(
+            f"stats.yty must be a finite number in [0, n] = [0, {stats.n}] (the sum of the "
+            f"squared scaled targets), got {stats.yty!r}."
+        )
+
+
 class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
     r"""Linear regression with (epsilon, delta)-DP by a functional mechanism with K-norm noise.
 
@@ -958,6 +976,17 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError(
                 "boost_share (+ 0.05 for boost_clip='auto') + ridge_share must be < 1."
             )
+        # each side release gets epsilon * share: a subnormal product (share 1e-310) made its
+        # noise scale inf and the sampler raised AFTER the spend (public values: check now)
+        parts = {
+            "inference_share": sh,
+            "ridge_share": share if ridge == "adaptive" else 0.0,
+            "boost_share": b_share,
+            "boost clip share": c_share,
+        }
+        for name, part in parts.items():
+            if part > 0:
+                check_release_epsilon(eps * part, name=f"epsilon * {name}")
         return eps, delta, acc
 
     def fit(self, X, y, sample_weight=None):
@@ -1005,6 +1034,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError(
                 "boost_rounds > 0 needs numpy input, one output and no sample_weight (the "
                 "rounds' sensitivity is derived for that case)."
+            )
+        if k > 1 and float(self.inference_share) > 0:  # fit_statistics refuses it too
+            raise ValueError(
+                f"inference_share > 0 supports one output only (the intervals release y^T y of "
+                f"one target); y has {k} columns."
             )
         # bounds shapes depend only on (p, k): checked before the data pass
         private = [
@@ -1116,6 +1150,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             self._check_count_share()
         if self._explicit_rounds() > 0:  # "auto" fits without rounds here
             raise ValueError("boost_rounds > 0 needs the rows: use fit(X, y).")
+        _check_finite_statistics(stats, self.inference_share > 0)
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
         self.n_features_in_ = stats.n_features
         self.predict_bounds_ = (None, None)  # the statistics were clipped by public bounds

@@ -304,6 +304,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         The ridge gamma of the proof (reduced when the user's ridge pays part of it).
     n_iter_ : ndarray of shape (n_problems,)
         L-BFGS (or cvxpy) iterations plus certification steps.
+    n_samples_fit_ : int
+        The number of rows of the fit (public: neighbouring data sets have the same n);
+        ``release_hessian`` refuses data with another number of rows before it spends.
     multi_class_ : {"binary", "ovr", "multinomial"}
         The model fitted.
     sample_weighted_ : bool
@@ -735,6 +738,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
 
         self.classes_ = classes
         self.theta_ = np.vstack(thetas)
+        self.n_samples_fit_ = int(n_samples)  # public (replace-one adjacency)
         self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper, out_dtype)
         self.norm_ = norm
         self.q_ = q
@@ -795,6 +799,7 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
 
         self.classes_ = classes
         self.theta_ = released
+        self.n_samples_fit_ = int(n_samples)  # public (replace-one adjacency)
         self.coef_, self.intercept_ = self._unscale(self.theta_, lower, upper, out_dtype)
         self.norm_ = norm
         self.q_ = q

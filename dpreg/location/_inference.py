@@ -44,7 +44,13 @@ import numpy as np
 from scipy import integrate, optimize, stats
 
 from .._random import release_seed
-from .._validation import check_epsilon, check_random_state, warn_if_released_again
+from .._validation import (
+    check_epsilon,
+    check_fit_rows,
+    check_random_state,
+    check_release_epsilon,
+    warn_if_released_again,
+)
 from ..noise import LinfKNormCoordinate
 
 DEFAULT_N_BOOT = 2000
@@ -167,6 +173,8 @@ def release_scale(
     accountant.check(epsilon, 0.0)
     X = validate_data(estimator, X, reset=False, dtype=np.float64)
     n, d = X.shape
+    check_fit_rows(estimator, n, "release_scale")
+    epsilon = check_release_epsilon(epsilon)
     public = getattr(estimator, "public_scale_", None)
     n_levels = 4 if public is None else 2
     eps_each = epsilon / (n_levels * d)

@@ -333,6 +333,9 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         floating dtype (float32 stays float32, as scikit-learn's scalers do).
     directions_ : ndarray of shape (n_directions_, n_features)
         The (public) unit directions.
+    n_samples_fit_ : int
+        The number of rows of the fit (public: neighbouring data sets have the same n);
+        ``release_scale`` refuses data with another number of rows before it spends.
     n_directions_ : int
     epsilon_, delta_, eta_, tau_ : float
         The parameters actually used.
@@ -875,6 +878,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
             error = self._trim_error(d, c, public_scale, scale)  # public / released inputs
             location = release_trimmed_mean(X, location, scale, radius, eps_trim, rng, error=error)
         self.location_ = location
+        self.n_samples_fit_ = int(n)  # public (replace-one adjacency)
         self.noisy_safety_margin_ = float(noisy)
         return self
 
