@@ -303,7 +303,8 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
     gamma_ : float
         The ridge gamma of the proof (reduced when the user's ridge pays part of it).
     n_iter_ : ndarray of shape (n_problems,)
-        L-BFGS (or cvxpy) iterations plus certification steps.
+        L-BFGS (or cvxpy) iterations plus certification steps. A function of the data (the
+        release is ``theta_``, not the path to it): do not publish it.
     n_samples_fit_ : int
         The number of rows of the fit (public: neighbouring data sets have the same n);
         ``release_hessian`` refuses data with another number of rows before it spends.

@@ -1,11 +1,22 @@
 r"""Private validation scores: a bounded per-record loss, averaged, plus Laplace noise.
 
 For a fitted model ``h`` (a function of the *training* rows only) and ``m`` validation rows,
-the loss of a row is clipped into ``[0, B]`` with ``B`` public, so the mean loss over the
-validation rows has replace-one sensitivity ``B / m`` (``m`` is public). Adding
-``Laplace(B / (m epsilon))`` makes it epsilon-DP with respect to the validation rows, for every
-fixed ``h``. A prediction that is not finite counts as the largest loss ``B``; a ``predict``
-that raises gives the score ``-inf`` (a failed run; see :mod:`._search`).
+the loss of a row is clipped into ``[0, B]`` with ``B`` public; each computed loss is a
+function of its own row only. Replacing one validation row changes the exact sum of the
+computed losses by at most ``B``, and the computed float sum differs from that exact sum by at
+most ``E = float_sum_error_bound(m, B)`` in any summation order (``docs/floating_point.md``),
+so the computed sum ``S`` has sensitivity ``B + 2 E``. It is released with the exact grid
+Laplace mechanism (``LaplaceMechanism(epsilon, B + 2 E).randomise(S)``: epsilon-DP for the
+float statistic, for every fixed ``h``), and the score is ``noisy S / m`` (post-processing).
+Adding ``mechanism.sample()`` to the float mean instead, as before session 21, kept the low
+bits of the exact mean: the noise is a multiple of a public grid step, so ``1 - score`` minus
+a grid multiple revealed the number of misclassified validation rows. A prediction that is
+not finite counts as the largest loss ``B``; a ``predict`` that raises gives the score
+``-inf`` (a failed run; see :mod:`._search`).
+
+``B`` must lie in ``[1e-100, 1e100]``: far below, ``B / (m epsilon)`` falls under the grid's
+smallest step and the noise rounds to 0 (the exact mean was released); far above, the noisy
+sum can overflow to an infinite score.
 
 * ``"accuracy"``: loss ``1{h(x) != y}``, ``B = 1``; the score is ``1 - mean loss``.
 * ``"neg_mean_squared_error"``: loss ``min((y - h(x))^2, B)``; score ``-mean loss``.
@@ -20,8 +31,11 @@ import numbers
 import numpy as np
 
 from ..noise import LaplaceMechanism
+from ..noise._grid import float_sum_error_bound
 
 SCORINGS = ("accuracy", "neg_mean_squared_error", "neg_mean_absolute_error")
+#: Public loss bounds the score's noise can be calibrated for (module docstring).
+LOSS_BOUND_RANGE = (1e-100, 1e100)
 
 
 def check_scoring(scoring, loss_bound, classifier):
@@ -37,12 +51,12 @@ def check_scoring(scoring, loss_bound, classifier):
     if (
         isinstance(loss_bound, bool)
         or not isinstance(loss_bound, numbers.Real)
-        or not math.isfinite(loss_bound)
-        or loss_bound <= 0
+        or not LOSS_BOUND_RANGE[0] <= loss_bound <= LOSS_BOUND_RANGE[1]
     ):
         raise ValueError(
-            f"scoring={scoring!r} needs a public loss_bound > 0 (the largest per-record loss "
-            f"that counts, in the target's squared/absolute units), got {loss_bound!r}."
+            f"scoring={scoring!r} needs a public loss_bound in [{LOSS_BOUND_RANGE[0]:g}, "
+            f"{LOSS_BOUND_RANGE[1]:g}] (the largest per-record loss that counts, in the "
+            f"target's squared/absolute units), got {loss_bound!r}."
         )
     return scoring, float(loss_bound)
 
@@ -66,6 +80,13 @@ def private_score(model, X_val, y_val, scoring, bound, epsilon, rng):
         return -math.inf
     if loss.shape != (len(y_val),):
         return -math.inf
-    mech = LaplaceMechanism(epsilon, bound / len(y_val), random_state=rng)
-    noisy = float(loss.mean() + mech.sample())
+    m = len(y_val)
+    mech = LaplaceMechanism(epsilon, score_sensitivity(m, bound), random_state=rng)
+    with np.errstate(over="ignore", invalid="ignore"):  # after the spend: nothing may raise
+        noisy = float(mech.randomise(float(loss.sum()))) / m
     return 1.0 - noisy if scoring == "accuracy" else -noisy
+
+
+def score_sensitivity(m, bound):
+    """Sensitivity of the computed float sum of ``m`` losses in ``[0, bound]``: ``B + 2 E``."""
+    return bound + 2.0 * float_sum_error_bound(m, bound)

@@ -29,11 +29,20 @@ whose Renyi bound tends to ``3 epsilon_0`` as the order grows).
 What the user must guarantee, and what is enforced
 --------------------------------------------------
 * A candidate's fit is ``epsilon_0``-DP when the ``epsilon`` parameters of all its (nested)
-  steps sum to ``epsilon_0``: the search rescales them so (their given values only fix the
-  split between steps), strips nested accountants (the search's own accountant is charged
-  once), and requires every ``delta`` parameter to be 0 (pure DP only). A non-private step in
-  the estimator (e.g. sklearn's ``StandardScaler``) voids the guarantee and cannot be detected.
-* Grid keys may not set ``epsilon``, ``delta`` or ``accountant``.
+  steps sum to ``epsilon_0`` and each step is fitted once: the search rescales them so
+  (their given values only fix the split between steps), refuses meta-estimators that refit
+  an inner estimator (:func:`_check_composition`), replaces nested accountants by a per-run
+  throwaway ledger capped at ``epsilon_0`` (the search's own accountant is charged once; the
+  released model gets the user's accountants back), and requires every ``delta`` parameter
+  to be 0 (pure DP only). A non-private step in the estimator (e.g. sklearn's
+  ``StandardScaler``) voids the guarantee and cannot be detected.
+* Grid keys may not set ``epsilon``, ``delta``, ``accountant`` or ``random_state``, and grid
+  values may not be estimators.
+* With ``random_state=None`` each run's steps get ``random_state=None`` (fresh secure
+  generators); the released model never carries a seed of its noise
+  (:meth:`PrivateSearchCV._run_randomness`).
+* Before the spend, a dry run lets every candidate's own ``fit`` validate its parameters and
+  the data (:meth:`PrivateSearchCV._dry_run`).
 * A run whose fit or predict raises gets the score ``-inf`` instead of raising (an exception
   after the data are read would leak). If every run fails, ``best_estimator_`` is None.
 * Warnings emitted inside the runs are captured and dropped (a convergence warning of a run
@@ -63,7 +72,7 @@ from ..exceptions import BudgetExceededError, PrivacyLeakWarning
 from ._scoring import check_scoring, private_score
 
 SELECTION_FACTOR = 3.0  # Liu & Talwar random stopping: the search is 3 * epsilon_0-DP
-_RESERVED = ("epsilon", "delta", "accountant")
+_RESERVED = ("epsilon", "delta", "accountant", "random_state")
 
 
 def _is_param(key, name):
@@ -105,12 +114,56 @@ def _check_grid(param_grid):
     if not candidates:
         raise ValueError("param_grid has no candidate.")
     for cand in candidates:
-        for key in cand:
+        for key, value in cand.items():
             if any(_is_param(key, name) for name in _RESERVED):
                 raise ValueError(
-                    f"param_grid may not set {key!r}: the search fixes the budget of every run."
+                    f"param_grid may not set {key!r}: the search fixes the budget and the "
+                    "randomness of every run."
+                )
+            if hasattr(value, "get_params"):
+                # its epsilon would escape the rescaling, its accountant the one charge, and
+                # one grid object would be refitted by every run (the released pipeline could
+                # pair the best run's model with another run's step)
+                raise ValueError(
+                    f"param_grid may not hold estimators ({key!r}={value!r}): search over their "
+                    "parameters instead (e.g. 'step__param'), or over 'passthrough'."
                 )
     return candidates
+
+
+def _check_composition(estimator, where="estimator"):
+    """Refuse meta-estimators whose fit spends its inner epsilon more than once.
+
+    The search rescales the nested ``epsilon`` parameters to sum to one run's budget, which is
+    the run's cost only when every private step is fitted once: a dpreg estimator, or a
+    pipeline (or other container) of them. A meta-estimator such as ``OneVsRestClassifier`` or
+    ``BaggingRegressor`` clones its inner estimator and fits it K times on the same rows, so a
+    run would cost K times its share (measured: 3x and 4x) while the search charged it once.
+    Rule (public, before the spend): an estimator-valued parameter is allowed only on
+    containers whose steps are fitted once each -- sklearn's ``Pipeline``, ``FeatureUnion``
+    and ``ColumnTransformer`` -- and inside dpreg's own classes; anywhere else it is refused.
+    """
+    from sklearn.compose import ColumnTransformer  # noqa: PLC0415
+    from sklearn.pipeline import FeatureUnion, Pipeline  # noqa: PLC0415
+
+    containers = (Pipeline, FeatureUnion, ColumnTransformer)
+    own = type(estimator).__module__.startswith("dpreg.")
+    for key, value in estimator.get_params(deep=False).items():
+        inner = []
+        if hasattr(value, "get_params"):
+            inner = [value]
+        elif isinstance(value, (list, tuple)):  # Pipeline.steps, ColumnTransformer.transformers
+            inner = [v for item in value for v in (item if isinstance(item, tuple) else (item,))]
+            inner = [v for v in inner if hasattr(v, "get_params")]
+        for child in inner:
+            if not (own or isinstance(estimator, containers)):
+                raise ValueError(
+                    f"{where} is a meta-estimator ({type(estimator).__name__}) that may fit "
+                    f"its inner estimator several times on the same rows ({key!r}); its "
+                    "privacy cost is not known to the search. Tune a dpreg estimator or a "
+                    "Pipeline of dpreg steps."
+                )
+            _check_composition(child, f"{where}.{key}")
 
 
 def _check_fraction(value):
@@ -135,6 +188,40 @@ def _check_stop(value, n_candidates):
     ):
         raise ValueError(f"stop_probability must be 'auto' or in (0, 1], got {value!r}.")
     return float(value)
+
+
+#: Fitted attributes that are functions of the private rows beyond the DP release (solver
+#: iterations, sampler diagnostics); each estimator documents them as "do not publish".
+NON_PRIVATE_ATTRIBUTES = ("n_iter_", "sampler_diagnostics_", "diagnostics_")
+
+
+def _strip_diagnostics(model):
+    """Delete the non-private diagnostics from the released model and its nested steps: the
+    search releases the best run's model, and nothing about the runs beyond the DP outputs."""
+    nested = [v for v in model.get_params(deep=True).values() if hasattr(v, "get_params")]
+    if hasattr(model, "steps"):  # a Pipeline's fitted steps
+        nested += [step for _, step in model.steps if hasattr(step, "get_params")]
+    for est in [model, *nested]:
+        for name in NON_PRIVATE_ATTRIBUTES:
+            if name in getattr(est, "__dict__", {}):
+                delattr(est, name)
+
+
+class _DryRunLedger(BudgetAccountant):
+    """The ledger of the dry run: every ``check`` passes (estimators look at the budget
+    before they validate the rest, so a ledger that refused there would stop the dry run
+    before the checks it exists for) and every ``spend`` is refused, before any data are
+    used for a release."""
+
+    def check(self, epsilon, delta=0.0):
+        return True
+
+    def spend(self, epsilon, delta=0.0):
+        raise _DryRunStop("dry run: validated, nothing spent")
+
+
+class _DryRunStop(BudgetExceededError):
+    """Raised by :class:`_DryRunLedger` at the first spend."""
 
 
 class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
@@ -251,6 +338,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         epsilon = check_epsilon(self.epsilon)
         candidates = _check_grid(self.param_grid)
         base = clone(self.estimator)
+        _check_composition(base)
         found = privacy_params(base)
         for cand in candidates:  # every candidate must be settable (fails fast on typos)
             clone(base).set_params(**self._fixed(found, 1.0), **cand)
@@ -262,14 +350,17 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     @staticmethod
     def _fixed(found, eps_run):
-        """The nested epsilons rescaled to sum to ``eps_run``; nested accountants removed."""
+        """The nested epsilons rescaled to sum to ``eps_run``; nested accountants replaced."""
         total = sum(float(v) for v in found["epsilon"].values())
         fixed = {k: eps_run * float(v) / total for k, v in found["epsilon"].items()}
         # The search itself is charged once; the runs inside it must not be charged again
         # (an accountant=None step would resolve to the default ledger and double-count), so
-        # they record into a throwaway unlimited ledger.
+        # each run records into its own throwaway ledger, capped at the run's budget (with
+        # room for the rounding of the rescaled shares): a step that spent more than its
+        # share -- a composition _check_composition did not foresee -- is refused before it
+        # reads the data again, instead of silently costing more than was charged.
         if found["accountant"]:
-            scratch = BudgetAccountant()
+            scratch = BudgetAccountant(epsilon=eps_run * (1.0 + 1e-9))
             fixed.update({k: scratch for k in found["accountant"]})
         return fixed
 
@@ -296,12 +387,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         n_val = max(1, int(math.ceil(frac * n)))
         if n - n_val < 1:
             raise ValueError(f"{n} samples are too few to hold out {frac:.0%} for validation.")
+        eps_run = epsilon / SELECTION_FACTOR
+        self._dry_run(base, found, candidates, X, y, eps_run)
         rng = check_random_state(self.random_state)
+        if hasattr(self, "classes_"):
+            del self.classes_  # a refit that releases nothing must not keep the old classes
         if acc is not None:
             acc.spend(epsilon, 0.0)
         # ---- after the spend: no data-dependent exception may escape ----
-        eps_run = epsilon / SELECTION_FACTOR
-        fixed = self._fixed(found, eps_run)
         perm = rng.permutation(n)
         val, train = perm[:n_val], perm[n_val:]
         best = (-math.inf, None, None)
@@ -309,8 +402,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         while True:
             cand = candidates[int(rng.integers(len(candidates)))]
             tried.append(cand)
-            seeds = {k: int(rng.integers(2**31 - 1)) for k in found["random_state"]}
-            params = {**seeds, **fixed, **cand}  # a grid value wins over a drawn seed
+            params = {**self._run_randomness(found, rng), **self._fixed(found, eps_run), **cand}
             score, model, leaked = self._run(
                 base, params, X[train], y[train], X[val], y[val], scoring, bound, eps_run, rng
             )
@@ -319,7 +411,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 best = (score, cand, model)
             if rng.uniform() < gamma:
                 break
-        self.best_score_, self.best_params_, self.best_estimator_ = best
+        score, cand, model = best
+        if model is not None:
+            # the released model carries the user's accountant and random_state parameters:
+            # not the run's capped throwaway ledger (a refit would escape the user's ledger)
+            # and not the run's randomness (with a seeded search, the seed of its noise)
+            own = model.get_params(deep=True)
+            restore = {**found["accountant"], **found["random_state"]}
+            model.set_params(**{k: v for k, v in restore.items() if k in own})
+            _strip_diagnostics(model)
+        self.best_score_, self.best_params_, self.best_estimator_ = score, cand, model
         self.n_runs_ = len(tried)
         self.candidates_tried_ = tried
         self.epsilon_run_ = eps_run
@@ -331,6 +432,60 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         elif classifier and hasattr(self.best_estimator_, "classes_"):
             self.classes_ = self.best_estimator_.classes_
         return self
+
+    def _dry_run(self, base, found, candidates, X, y, eps_run):
+        """Before the spend: let every candidate validate its parameters and the data.
+
+        Each candidate is fitted with every nested accountant replaced by a ledger with no
+        budget. A dpreg step validates everything and then asks its accountant to spend, so a
+        ``BudgetExceededError`` means the candidate passed; any other exception is a setting
+        (or input, e.g. a label outside a public ``classes``) that its own ``fit`` refuses,
+        and the search refuses it now, with nothing spent. Without this, such a candidate
+        failed in every run AFTER the search was charged, and where one record decided the
+        failure, whether anything was released depended on where that record fell. In a
+        pipeline only the steps up to the first private one are checked (that step stops the
+        dry run). Nothing here is released: warnings are dropped (the runs re-emit the
+        configuration warnings).
+        """
+        if not found["accountant"]:
+            return  # no ledger to stop the dry run before the data are used: skip it
+        for cand in candidates:
+            nothing = _DryRunLedger()
+            params = {**self._fixed(found, eps_run), **cand}
+            params.update(dict.fromkeys(found["accountant"], nothing))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    clone(base).set_params(**params).fit(X, y)
+                except _DryRunStop:
+                    continue  # validated, then stopped at the spend: as intended
+                except Exception as exc:
+                    raise ValueError(
+                        f"PrivateSearchCV: candidate {cand!r} is refused by its own fit, so "
+                        f"every run would fail after the search's spend; nothing was spent. "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+            raise ValueError(
+                f"PrivateSearchCV: candidate {cand!r} fitted without spending from its "
+                "accountant: it is not a dpreg estimator, or a step ignores its ledger; its "
+                "privacy cost is not known to the search."
+            )
+
+    def _run_randomness(self, found, rng):
+        """The nested ``random_state`` values of one run.
+
+        With ``random_state=None`` (a release) every run's steps get ``None``: each fit keys a
+        fresh cryptographically secure generator from the operating system
+        (:func:`dpreg._random.check_random_state`), so nothing about a run's noise is known
+        to anyone. Before session 21 the runs got integer seeds drawn from the search's
+        stream, and the released model published its own seed in ``get_params()``: refitting
+        the released configuration with it reproduced the noise, and the exact statistic
+        followed. A seeded search (tests and examples, not releases) derives integer seeds
+        from its seeded stream, so the whole search is reproducible.
+        """
+        if self.random_state is None:
+            return dict.fromkeys(found["random_state"])
+        return {k: int(rng.integers(2**31 - 1)) for k in found["random_state"]}
 
     @staticmethod
     def _run(base, params, X_tr, y_tr, X_val, y_val, scoring, bound, eps_run, rng):

@@ -87,9 +87,11 @@ def test_nested_epsilons_rescaled_and_nested_accountants_stripped():
     assert acc.ledger == [(1.2, 0.0)]  # the steps' accountant, charged once by the search
     est = search.best_estimator_
     assert est[0].epsilon == pytest.approx(0.1) and est[1].epsilon == pytest.approx(0.3)
-    # the released steps no longer point at the user's ledger (the search charged it once)
-    assert est[0].accountant is not acc and est[1].accountant is not acc
-    assert est[0].accountant is est[1].accountant
+    # the runs recorded into throwaway ledgers; the released steps point at the user's ledger
+    # again (session 21: they kept an unlimited throwaway one, so a refit escaped the ledger)
+    assert est[0].accountant is acc and est[1].accountant is acc
+    est.fit(X, y)  # a refit of the released pipeline is charged to the user's ledger
+    assert acc.spent[0] == pytest.approx(1.2 + 0.1 + 0.3)
 
 
 def test_search_avoids_a_bad_candidate():
@@ -201,13 +203,17 @@ def test_privacy_leak_warning_as_error_is_not_swallowed():
             PrivateSearchCV(leaky, {"postprocess": ["psd"]}, loss_bound=4.0).fit(X, y)
 
 
-def test_grid_may_set_random_state_and_failing_set_params_is_a_failed_run():
+def test_grid_may_not_set_random_state():
+    """A grid value for random_state would make that candidate's noise a public function of
+    the grid (session 21: it was allowed before); refused before anything is spent."""
     X, y = _regression(500)
+    acc = BudgetAccountant(epsilon=10.0)
     search = PrivateSearchCV(
-        _flr(), {"random_state": [1, 2]}, epsilon=1.0, loss_bound=4.0, random_state=0
-    ).fit(X, y)
-    assert search.best_params_["random_state"] in (1, 2)
-    assert search.best_estimator_.random_state == search.best_params_["random_state"]
+        _flr(), {"random_state": [1, 2]}, epsilon=1.0, loss_bound=4.0, accountant=acc
+    )
+    with pytest.raises(ValueError, match="may not set 'random_state'"):
+        search.fit(X, y)
+    assert acc.spent == (0.0, 0.0)
 
 
 class _Chatty(_Fragile):
