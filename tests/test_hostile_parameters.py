@@ -43,6 +43,8 @@ from dpreg.preprocessing import (
     PrivateStandardScaler,
     private_bounds,
 )
+from dpreg.tools._common import RELEASE_EPSILON_MIN
+from dpreg.tools._moments import var_sensitivity
 
 BIG = 1.7e308
 N, P = 40, 2
@@ -394,3 +396,49 @@ def test_functional_weighted_ridge_share_leaves_a_positive_statistic_share():
     _refused(_fit(F, weights=w, ridge_share=0.97, **fit), "ridge_share must be < 0.95")
     _released(_fit(F, weights=w, ridge_share=0.94, **fit))
     _released(_fit(F, ridge_share=0.97, **fit))  # unweighted: no count share, no limit
+
+
+# --------------------------------------- statistics and transformers (audit s21, finding 3)
+def _statistic_calls(eps):
+    """Every tools function and transformer at budget ``eps`` (private bounds where the
+    transformer has them, so the budget is split)."""
+    return {
+        "mean": _tool(tools.mean, epsilon=eps, bounds=ONE),
+        "var": _tool(tools.var, epsilon=eps, bounds=ONE),
+        "quantile": _tool(tools.quantile, [0.2, 0.8], epsilon=eps, bounds=ONE),
+        "histogram": _tool(tools.histogram, bins=4, range=ONE, epsilon=eps),
+        "private_bounds": _private_bounds(epsilon=eps),
+        "PrivateBounds": _pre(PrivateBounds, epsilon=eps),
+        "Standard-public": _pre(PrivateStandardScaler, epsilon=eps, bounds=ONE),
+        "Standard-private": _pre(PrivateStandardScaler, epsilon=eps),
+        "MinMax-private": _pre(PrivateMinMaxScaler, epsilon=eps),
+    }
+
+
+@pytest.mark.parametrize("name", list(_statistic_calls(1.0)))
+def test_statistics_release_epsilon_min(name):
+    """Below 1e-100 (and at the audit's 1e-320 and 5e-324, which were charged and then raised
+    inside the mechanism: a scale of inf, or a share of 0) refused before the spend; at the
+    floor, a finite release."""
+    for eps in (float(np.nextafter(RELEASE_EPSILON_MIN, 0.0)), 1e-320, 5e-324):
+        _refused(_statistic_calls(eps)[name], "at least 1e-100")
+    _released(_statistic_calls(RELEASE_EPSILON_MIN)[name])
+
+
+def test_standard_scaler_budget_shares_are_checked_before_the_spend():
+    """A tiny bounds_share makes the bounds' share subnormal (it reached the quantile
+    sampler after the charge) or their noise scale astronomical: refused first."""
+    _refused(_pre(PrivateStandardScaler, epsilon=1e-10, bounds_share=1e-300), "underflows")
+    _refused(_pre(PrivateStandardScaler, epsilon=1e-90, bounds_share=1e-150), "noise scale")
+    _released(_pre(PrivateStandardScaler, epsilon=1e-90, bounds_share=0.5))
+
+
+def test_var_sensitivity_of_numpy_bounds_does_not_warn():
+    """numpy scalar bounds (as PrivateStandardScaler passes them) overflowed (n - 1) w^2 with a
+    RuntimeWarning (audit s21, finding 4); the value is the reordered finite product."""
+    lo, hi = np.float64(-6e153), np.float64(6e153)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sens = var_sensitivity(100, lo, hi)
+    assert sens == pytest.approx(99 / 100**2 * 1.2e154 * 1.2e154)
+    _released(_pre(PrivateStandardScaler, bounds=(-6e153, 6e153)))

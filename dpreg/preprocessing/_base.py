@@ -15,8 +15,9 @@ from .._bounds import (
     clip,
     private_bounds_unchecked,
 )
-from .._validation import check_epsilon, check_random_state
+from .._validation import check_random_state
 from ..accounting import check_accountant
+from ..tools._common import check_release_epsilon, check_shares
 from ..tools._moments import _check_var_width
 
 
@@ -36,7 +37,7 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         return tags
 
     def _check_params(self):
-        epsilon = check_epsilon(self.epsilon)
+        epsilon = check_release_epsilon(self.epsilon)
         accountant = check_accountant(self.accountant)
         levels, candidate_range = check_private_bounds_params(
             self.levels, self.candidate_range, 1.0, self.widen
@@ -80,21 +81,27 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
                     "candidate_range is too wide for the variance: its width squared must be "
                     f"finite (width <= 1.3e154), got {self.candidate_range!r}."
                 ) from None
+        # the budget split, computed once: checked here and used as is after the spend
+        eps_bounds = share * epsilon if private else 0.0
+        eps_left = epsilon - eps_bounds
+        if private:
+            check_shares([eps_bounds / (2 * p)])  # the share of private_bounds_unchecked
+        self._check_shares(eps_left, X.shape[0], p)
         rng = check_random_state(self.random_state)
         if accountant is not None:
             accountant.spend(epsilon, 0.0)
         # ---- everything below runs after the spend and must not raise on any data ----
-        eps_left = epsilon
         if private:
-            eps_bounds = share * epsilon
             lower, upper = private_bounds_unchecked(
                 X, eps_bounds, levels, candidate_range, 1.0, self.widen, rng
             )
-            eps_left = epsilon - eps_bounds
         self.lower_, self.upper_ = lower, upper
         self.epsilon_bounds_ = epsilon - eps_left
         self._fit_private(clip(X, lower, upper), lower, upper, eps_left, rng)
         return self
+
+    def _check_shares(self, epsilon, n, p):
+        """Refuse a budget ``_fit_private`` cannot release with (before the spend; none)."""
 
     def _check_public_bounds(self, lower, upper):
         """Refuse public bounds the transformer's map cannot use (before the spend; none)."""

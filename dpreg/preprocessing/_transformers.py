@@ -35,7 +35,13 @@ import numbers
 import numpy as np
 
 from .._bounds import DEFAULT_CANDIDATE_RANGE, DEFAULT_LEVELS, DEFAULT_WIDEN, PublicBox
-from ..tools._moments import private_mean, private_var
+from ..tools._common import check_shares
+from ..tools._moments import (
+    mean_sum_sensitivity,
+    private_mean,
+    private_var,
+    var_z_sensitivity,
+)
 from ._base import PrivateTransformerBase
 
 
@@ -286,6 +292,11 @@ class PrivateStandardScaler(PrivateTransformerBase):
     def _check_params(self):
         _check_positive(self.clip, "clip")
         return super()._check_params()
+
+    def _check_shares(self, epsilon, n, p):
+        # the shares and sensitivities of _fit_private's 2 p releases
+        sens = max(mean_sum_sensitivity(n), var_z_sensitivity(n))
+        check_shares([epsilon / (2 * p)], sens)
 
     def _fit_private(self, X, lower, upper, epsilon, rng):
         p = X.shape[1]

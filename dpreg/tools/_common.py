@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -70,9 +71,53 @@ def _interval(bounds, values, name):
     return lo, hi
 
 
-def spend(accountant, epsilon):
-    """Validate ``epsilon`` and ``accountant`` and charge the budget (call before any release)."""
+#: The smallest epsilon the statistics and transformers accept. Below it the noise scale of a
+#: statistic of order 1 passes 1e100 (nothing released carries information), and an equal share
+#: of it, or the scale ``sensitivity / share``, can underflow to 0 or overflow to inf, which
+#: used to raise inside the mechanism *after* the budget was charged (audit s21, finding 3).
+RELEASE_EPSILON_MIN = 1e-100
+#: The largest noise scale a release may have: far below the float range, so the noisy value
+#: (and the mechanism's rounded-up scale) stay finite.
+NOISE_SCALE_MAX = 1e200
+
+
+def check_release_epsilon(epsilon):
+    """``check_epsilon`` plus the floor :data:`RELEASE_EPSILON_MIN` (before the spend)."""
     epsilon = check_epsilon(epsilon)
+    if epsilon < RELEASE_EPSILON_MIN:
+        raise ValueError(
+            f"epsilon must be at least {RELEASE_EPSILON_MIN:g} for a private statistic (below it "
+            f"the noise scale leaves the float range), got {epsilon!r}."
+        )
+    return epsilon
+
+
+def check_shares(shares, sensitivity=1.0):
+    """Before the spend: every per-release epsilon (computed by the caller with the formula it
+    uses after the spend) is a normal float and its noise scale ``sensitivity / share`` is at
+    most :data:`NOISE_SCALE_MAX`; else a ValueError, so nothing raises after the charge."""
+    for share in shares:
+        share = float(share)
+        if not share >= sys.float_info.min:
+            raise ValueError(
+                f"the budget per release underflows: epsilon share {share!r} is below the "
+                f"smallest normal float; raise epsilon or release fewer statistics."
+            )
+        scale = float(sensitivity) / share  # Python floats: an overflow is inf, silently
+        if not scale <= NOISE_SCALE_MAX:
+            raise ValueError(
+                f"the noise scale sensitivity / epsilon = {scale!r} exceeds "
+                f"{NOISE_SCALE_MAX:g}; raise epsilon."
+            )
+
+
+def spend(accountant, epsilon, n_releases=1, sensitivity=1.0):
+    """Validate ``epsilon`` and ``accountant`` and charge the budget (call before any release).
+
+    ``n_releases`` equal shares ``epsilon / n_releases`` of noise scale
+    ``sensitivity / share`` are checked first (:func:`check_shares`)."""
+    epsilon = check_release_epsilon(epsilon)
+    check_shares([epsilon / n_releases], sensitivity)
     accountant = check_accountant(accountant)
     if accountant is not None:
         accountant.spend(epsilon, 0.0)

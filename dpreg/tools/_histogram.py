@@ -78,7 +78,7 @@ def histogram(a, bins=10, range=None, epsilon=1.0, *, random_state=None, account
     values = check_values(a)
     edges = _check_edges(bins, range, values)
     rng = check_random_state(random_state)
-    epsilon = spend(accountant, epsilon)
+    epsilon = spend(accountant, epsilon, sensitivity=HISTOGRAM_SENSITIVITY)
     counts, _ = np.histogram(values, bins=edges)
     mech = LaplaceMechanism(epsilon, HISTOGRAM_SENSITIVITY, random_state=rng)
     # randomise, never counts + sample(): see the module docstring

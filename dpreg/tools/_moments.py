@@ -226,7 +226,7 @@ def mean(a, epsilon=1.0, bounds=None, *, random_state=None, accountant=None):
     values = check_values(a)
     lower, upper = check_interval(bounds, values)
     rng = check_random_state(random_state)
-    epsilon = spend(accountant, epsilon)
+    epsilon = spend(accountant, epsilon, sensitivity=mean_sum_sensitivity(values.size))
     return private_mean(values, lower, upper, epsilon, rng)
 
 
@@ -247,7 +247,7 @@ def var(a, epsilon=1.0, bounds=None, *, random_state=None, accountant=None):
     lower, upper = check_interval(bounds, values)
     _check_var_width(lower, upper)
     rng = check_random_state(random_state)
-    epsilon = spend(accountant, epsilon)
+    epsilon = spend(accountant, epsilon, sensitivity=var_z_sensitivity(values.size))
     return private_var(values, lower, upper, epsilon, rng)
 
 

@@ -184,7 +184,7 @@ def quantile(
     # the uniform measure samples on [lower, upper] itself: its width must be a finite float
     lower, upper = check_interval(bounds, values, finite_width=measure != "asinh")
     rng = check_random_state(random_state)
-    epsilon = spend(accountant, epsilon)
+    epsilon = spend(accountant, epsilon, n_releases=levels.size)
     draws = private_quantile_draws(
         values, levels, epsilon / levels.size, lower, upper, measure, s, rng
     )
