@@ -442,3 +442,47 @@ def test_var_sensitivity_of_numpy_bounds_does_not_warn():
         sens = var_sensitivity(100, lo, hi)
     assert sens == pytest.approx(99 / 100**2 * 1.2e154 * 1.2e154)
     _released(_pre(PrivateStandardScaler, bounds=(-6e153, 6e153)))
+
+
+# ------------------------------------------- PrivateMinMaxScaler maps (audit s21, findings 5, 9)
+def _narrow_minmax(**kw):
+    def call(acc):
+        X = np.random.default_rng(0).normal(0, 0.1, size=(2000, 1))
+        return lambda: PrivateMinMaxScaler(random_state=0, accountant=acc, **kw).fit(X)
+
+    return call
+
+
+def test_minmax_private_bounds_too_narrow_for_the_map_are_widened():
+    """feature_range (-8e307, 8e307) on data of sd 0.1: the released bounds (about +-0.27)
+    gave scale_ = inf after the spend (a RuntimeWarning; NaN from transform). They are widened
+    around their centre until the map is finite (post-processing)."""
+    fr = (-8e307, 8e307)
+    _released(_narrow_minmax(feature_range=fr))
+    sc = _narrow_minmax(feature_range=fr)(BudgetAccountant())()
+    assert np.all(np.isfinite(sc.scale_)) and np.all(np.isfinite(sc.min_))
+    X = np.linspace(-1, 1, 11)[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Z = sc.transform(X)
+    assert np.all(np.isfinite(Z)) and Z.min() >= fr[0] and Z.max() <= fr[1]
+    # the ends of the widened bounds (data at -1 and 1 lie beyond them) reach the ends
+    assert Z[0, 0] == pytest.approx(fr[0], rel=1e-12) and Z[-1, 0] == pytest.approx(
+        fr[1], rel=1e-12
+    )
+    plain = _narrow_minmax()(BudgetAccountant())()  # an ordinary feature_range: untouched
+    assert 0.2 < plain.upper_[0] < 0.5 and -0.5 < plain.lower_[0] < -0.2
+
+
+def test_minmax_candidate_range_of_infinite_width_is_refused_before_the_spend():
+    """(-1.7e308, 1.7e308) released bounds wider than 1.8e308 on wide data and overflowed
+    upper - lower after the spend; refused first now, like the same public bounds."""
+    _refused(_narrow_minmax(candidate_range=(-BIG, BIG)), "candidate_range cannot be mapped")
+    _released(_narrow_minmax(candidate_range=(-0.5 * BIG, 0.5 * BIG)))
+
+
+def test_minmax_public_map_needs_a_finite_upper_end():
+    """feature_range (0, 1e308), bounds (1, 2): scale 1e308, offset -1e308, and 2 * scale
+    overflowed in transform (finding 9); refused before the spend now."""
+    _refused(_narrow_minmax(feature_range=(0.0, 1e308), bounds=(1.0, 2.0)), "cannot be mapped")
+    _released(_narrow_minmax(feature_range=(0.0, 1e308), bounds=(0.0, 1.0)))

@@ -66,21 +66,7 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         epsilon, accountant, levels, candidate_range, private, share = self._check_params()
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         p = X.shape[1]
-        if not private:  # public bounds: validated before the spend, cost nothing
-            box = PublicBox.validated(self.bounds, p, name="bounds")
-            lower, upper = box.lower, box.upper
-            if self._spends_rest:  # the variance needs a finite (upper - lower)^2
-                for lo, hi in zip(lower, upper):
-                    _check_var_width(float(lo), float(hi))
-            self._check_public_bounds(lower, upper)
-        elif self._spends_rest:  # the private bounds lie in candidate_range: same rule there
-            try:
-                _check_var_width(*candidate_range)
-            except ValueError:
-                raise ValueError(
-                    "candidate_range is too wide for the variance: its width squared must be "
-                    f"finite (width <= 1.3e154), got {self.candidate_range!r}."
-                ) from None
+        lower, upper = self._checked_bounds(private, p, candidate_range)
         # the budget split, computed once: checked here and used as is after the spend
         eps_bounds = share * epsilon if private else 0.0
         eps_left = epsilon - eps_bounds
@@ -95,10 +81,39 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
             lower, upper = private_bounds_unchecked(
                 X, eps_bounds, levels, candidate_range, 1.0, self.widen, rng
             )
+            lower, upper = self._usable_bounds(lower, upper, candidate_range)
         self.lower_, self.upper_ = lower, upper
         self.epsilon_bounds_ = epsilon - eps_left
         self._fit_private(clip(X, lower, upper), lower, upper, eps_left, rng)
         return self
+
+    def _checked_bounds(self, private, p, candidate_range):
+        """Before the spend: the public bounds ``(lower, upper)``, validated for this
+        transformer, or (private bounds) ``(None, None)`` after the candidate range's checks."""
+        if not private:  # public bounds: validated before the spend, cost nothing
+            box = PublicBox.validated(self.bounds, p, name="bounds")
+            if self._spends_rest:  # the variance needs a finite (upper - lower)^2
+                for lo, hi in zip(box.lower, box.upper):
+                    _check_var_width(float(lo), float(hi))
+            self._check_public_bounds(box.lower, box.upper)
+            return box.lower, box.upper
+        self._check_candidate_range(candidate_range)
+        if self._spends_rest:  # the private bounds lie in candidate_range: same rule there
+            try:
+                _check_var_width(*candidate_range)
+            except ValueError:
+                raise ValueError(
+                    "candidate_range is too wide for the variance: its width squared must be "
+                    f"finite (width <= 1.3e154), got {self.candidate_range!r}."
+                ) from None
+        return None, None
+
+    def _check_candidate_range(self, candidate_range):
+        """Refuse a candidate range the transformer cannot use (before the spend; none)."""
+
+    def _usable_bounds(self, lower, upper, candidate_range):
+        """Post-process released bounds into ones the transformer can use (unchanged here)."""
+        return lower, upper
 
     def _check_shares(self, epsilon, n, p):
         """Refuse a budget ``_fit_private`` cannot release with (before the spend; none)."""
