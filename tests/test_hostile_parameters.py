@@ -32,6 +32,7 @@ from dpreg._kng_exact import MIN_BOX_WIDTH, BoxSampler
 from dpreg._kng_grid import EPSILON_MIN as KNG_EPSILON_MIN
 from dpreg._kng_grid import float_scale
 from dpreg._validation import EPSILON_MAX
+from dpreg.exceptions import PrivacyLeakWarning
 from dpreg.linear_model.functional import EPSILON_MIN as F_EPSILON_MIN
 from dpreg.location._trimmed import _norm2
 from dpreg.noise import GaussianMechanism, analytic_gaussian_sigma
@@ -486,3 +487,26 @@ def test_minmax_public_map_needs_a_finite_upper_end():
     overflowed in transform (finding 9); refused before the spend now."""
     _refused(_narrow_minmax(feature_range=(0.0, 1e308), bounds=(1.0, 2.0)), "cannot be mapped")
     _released(_narrow_minmax(feature_range=(0.0, 1e308), bounds=(0.0, 1.0)))
+
+
+@pytest.mark.parametrize("value", [BIG, float(np.finfo(float).max), -float(np.finfo(float).max)])
+def test_data_read_bounds_of_a_constant_column_at_the_float_max_stay_finite(value):
+    """bounds=None pads a constant column by |x| 2**-40; at +-1.797e308 the padded end was
+    inf and the asinh quantile's KNG raised after the spend (audit s21, finding 6)."""
+
+    def call(acc):
+        def run():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PrivacyLeakWarning)  # the documented leak
+                return tools.quantile(
+                    [value, value],
+                    0.5,
+                    bounds=None,
+                    measure="asinh",
+                    accountant=acc,
+                    random_state=0,
+                )
+
+        return run
+
+    _released(call)

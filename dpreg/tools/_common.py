@@ -11,6 +11,8 @@ from .._validation import check_epsilon
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
 
+_FLOAT_MAX = sys.float_info.max
+
 
 def check_values(a, name="a"):
     """Return ``a`` flattened to a finite float vector with at least one entry (else ValueError)."""
@@ -57,7 +59,9 @@ def _interval(bounds, values, name):
         lo, hi = float(np.min(values)), float(np.max(values))
         if lo == hi:  # a degenerate interval would give a zero sensitivity
             pad = max(0.5, abs(lo) * 2.0**-40)  # 0.5 would vanish next to 1e300
-            lo, hi = lo - pad, hi + pad
+            # capped at the largest float: next to +-1.8e308 the padded end was inf, which
+            # the KNG refused after the spend (the other end still moves, so lo < hi)
+            lo, hi = max(lo - pad, -_FLOAT_MAX), min(hi + pad, _FLOAT_MAX)
         return lo, hi
     try:
         lo, hi = (float(b) for b in bounds)
