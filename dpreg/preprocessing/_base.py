@@ -24,6 +24,9 @@ from ..tools._moments import _check_var_width
 class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Base class: ``fit`` validates everything, spends ``epsilon`` once, then learns bounds.
 
+    A transformer that releases nothing (public bounds and ``_spends_rest`` false) is not
+    charged.
+
     Subclasses implement ``_fit_private(X, lower, upper, epsilon_left, rng)`` (called after the
     spend; it must not raise) and ``_transform(X)``.
     """
@@ -74,7 +77,10 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
             check_shares([eps_bounds / (2 * p)])  # the share of private_bounds_unchecked
         self._check_shares(eps_left, X.shape[0], p)
         rng = check_random_state(self.random_state)
-        if accountant is not None:
+        # public bounds and nothing else to learn: nothing is released, so nothing is charged
+        # (the documented "public bounds cost nothing")
+        releases = private or self._spends_rest
+        if accountant is not None and releases:
             accountant.spend(epsilon, 0.0)
         # ---- everything below runs after the spend and must not raise on any data ----
         if private:

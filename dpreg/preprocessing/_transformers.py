@@ -8,7 +8,8 @@ releases the mean and variance of the clipped data (:mod:`dpreg.tools`, Laplace 
 Privacy (replace-one, n public): ``fit`` is a sequential composition of epsilon-DP releases
 (bounds with ``bounds_share * epsilon``, the ``p`` means and ``p`` variances with the rest
 split equally), so it is ``epsilon``-DP; the accountant is charged ``epsilon`` once, after the
-input is validated and before the data are read. ``transform`` uses only released quantities
+input is validated and before the data are read. ``PrivateBounds`` and ``PrivateMinMaxScaler``
+with public bounds release nothing and are not charged. ``transform`` uses only released quantities
 (post-processing: it costs nothing, and it is applied to any data, e.g. a test set).
 
 Public output ranges (for the next step of a pipeline)
@@ -73,7 +74,8 @@ class PrivateBounds(PrivateTransformerBase):
         Public interval the quantiles are drawn from (asinh base measure).
     random_state : None, int, RandomState or Generator
     accountant : BudgetAccountant, optional
-        Charged ``(epsilon, 0)`` once per ``fit``.
+        Charged ``(epsilon, 0)`` once per ``fit`` with private bounds; public bounds are not
+        charged (nothing is released).
 
     Attributes
     ----------

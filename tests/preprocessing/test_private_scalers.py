@@ -134,3 +134,17 @@ def test_clones_share_the_ledger():
     assert acc.spent[0] == pytest.approx(0.8)
     with pytest.raises(ValueError, match="budget"):
         clone(sc).fit(X)
+
+
+@pytest.mark.parametrize("cls", [PrivateBounds, PrivateMinMaxScaler])
+def test_public_bounds_cost_nothing_when_nothing_else_is_released(cls):
+    """The docs promise that public bounds cost nothing; these two transformers release
+    nothing else, yet were charged epsilon (audit s21, finding 7). The standard scaler,
+    which releases means and variances, is still charged."""
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    acc = BudgetAccountant()
+    est = cls(epsilon=1.0, bounds=(-3, 3), accountant=acc, random_state=0).fit(X)
+    assert acc.spent == (0.0, 0.0) and len(acc.ledger) == 0 and est.epsilon_bounds_ == 0.0
+    acc = BudgetAccountant()
+    PrivateStandardScaler(epsilon=1.0, bounds=(-3, 3), accountant=acc, random_state=0).fit(X)
+    assert acc.spent == (1.0, 0.0)
