@@ -66,6 +66,9 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         -------
         self
         """
+        # a refit that is refused (bad input, budget exceeded) must not leave the previous
+        # fit's statistics next to the new n_features_in_: forget the old fit first
+        self._forget_fit()
         epsilon, accountant, levels, candidate_range, private, share = self._check_params()
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         p = X.shape[1]
@@ -92,6 +95,11 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         self.epsilon_bounds_ = epsilon - eps_left
         self._fit_private(clip(X, lower, upper), lower, upper, eps_left, rng)
         return self
+
+    def _forget_fit(self):
+        """Delete every fitted attribute (public names ending in ``_``)."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, name)
 
     def _checked_bounds(self, private, p, candidate_range):
         """Before the spend: the public bounds ``(lower, upper)``, validated for this
