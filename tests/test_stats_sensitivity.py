@@ -191,3 +191,26 @@ def test_histogram_noise_law_at_ordinary_epsilon():
     assert stats.kstest(noise, stats.laplace(scale=1.5 * b).cdf).pvalue < 1e-3  # control
     assert abs(noise.mean()) < 4 * b * np.sqrt(2 / noise.size)
     assert abs(noise.var() / (2 * b**2) - 1) < 0.1
+
+
+def test_strings_are_not_numbers_before_spending():
+    """bounds="01" was read as (0, 1) and q="0.5" as the median, both charged and released
+    (audit s21, finding 10); refused before the spend now. Numbers of any numeric type pass."""
+    from dpreg.tools import quantile  # noqa: PLC0415
+
+    acc = BudgetAccountant(epsilon=10.0)
+    x = np.linspace(0, 1, 20)
+    for call in (
+        lambda: mean(x, 1.0, "01", accountant=acc),
+        lambda: var(x, 1.0, ("0", "1"), accountant=acc),
+        lambda: histogram(x, 2, "01", accountant=acc),
+        lambda: quantile(x, "0.5", 1.0, (0, 1), accountant=acc),
+        lambda: quantile(x, ["0.2", "0.8"], 1.0, (0, 1), accountant=acc),
+    ):
+        with pytest.raises(ValueError, match="number"):
+            call()
+    assert acc.spent == (0.0, 0.0)
+    mean(x, 1.0, (np.int64(0), np.float32(1)), accountant=acc, random_state=0)
+    quantile(x, np.array([0.2, 0.8]), 1.0, (0, 1), accountant=acc, random_state=0)
+    quantile(x, [0, 1], 1.0, (0, 1), accountant=acc, random_state=0)
+    assert acc.spent == (3.0, 0.0)

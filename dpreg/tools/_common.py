@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import sys
 import warnings
 
@@ -25,6 +26,11 @@ def check_values(a, name="a"):
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} contains NaN or infinity; remove or impute them first.")
     return values
+
+
+def is_number(value):
+    """A real number (Python or numpy), not a bool and not a string that looks like one."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def check_interval(bounds, values=None, name="bounds", finite_width=True):
@@ -63,10 +69,17 @@ def _interval(bounds, values, name):
             # the KNG refused after the spend (the other end still moves, so lo < hi)
             lo, hi = max(lo - pad, -_FLOAT_MAX), min(hi + pad, _FLOAT_MAX)
         return lo, hi
+    msg = f"{name} must be a pair of numbers (lower, upper), got {bounds!r}."
     try:
-        lo, hi = (float(b) for b in bounds)
+        pair = list(bounds)
+    except TypeError:
+        raise ValueError(msg) from None
+    # float() would read strings: bounds="01" was the interval (0, 1)
+    if isinstance(bounds, (str, bytes)) or not all(map(is_number, pair)):
+        raise ValueError(msg)
+    try:
+        lo, hi = (float(b) for b in pair)
     except (TypeError, ValueError):
-        msg = f"{name} must be a pair of numbers (lower, upper), got {bounds!r}."
         raise ValueError(msg) from None
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError(f"{name} must be finite, got {bounds!r}.")
