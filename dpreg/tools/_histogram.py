@@ -8,8 +8,7 @@ which releases ``count + noise`` exactly on a public grid; adding ``sample()`` (
 the counts instead would keep ``count mod g`` whenever the grid step ``g`` exceeds 1 (epsilon
 below about 2**-24), revealing the counts (``docs/floating_point.md``, section 4). Values
 outside the edges are dropped, as in :func:`numpy.histogram`; this does not change the
-sensitivity. The edges must not depend on the
-data: ``bins`` as an integer needs ``range``.
+sensitivity. The edges must not depend on the data: ``bins`` as an integer needs ``range``.
 """
 
 from __future__ import annotations
