@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_bounds, check_epsilon, check_random_state
+from ._validation import check_bounds, check_random_state
 from .tools._quantile import check_measure, private_quantile_draws
 
 PRIVATE = "private"
@@ -811,7 +811,7 @@ def private_bounds(
     True
     """
     from .accounting import check_accountant
-    from .tools._common import check_values
+    from .tools._common import check_release_epsilon, check_shares, check_values
 
     shape = np.shape(X)
     if len(shape) not in (1, 2) or 0 in shape:
@@ -820,7 +820,8 @@ def private_bounds(
     levels, candidate_range = check_private_bounds_params(
         levels, candidate_range, asinh_scale, widen
     )
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_release_epsilon(epsilon)
+    check_shares([epsilon / (2 * values.shape[1])])  # the share of private_bounds_unchecked
     accountant = check_accountant(accountant)
     rng = check_random_state(random_state)
     if accountant is not None:

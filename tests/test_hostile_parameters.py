@@ -32,6 +32,7 @@ from dpreg._kng_exact import MIN_BOX_WIDTH, BoxSampler
 from dpreg._kng_grid import EPSILON_MIN as KNG_EPSILON_MIN
 from dpreg._kng_grid import float_scale
 from dpreg._validation import EPSILON_MAX
+from dpreg.exceptions import PrivacyLeakWarning
 from dpreg.linear_model.functional import EPSILON_MIN as F_EPSILON_MIN
 from dpreg.location._trimmed import _norm2
 from dpreg.noise import GaussianMechanism, analytic_gaussian_sigma
@@ -43,6 +44,8 @@ from dpreg.preprocessing import (
     PrivateStandardScaler,
     private_bounds,
 )
+from dpreg.tools._common import RELEASE_EPSILON_MIN
+from dpreg.tools._moments import var_sensitivity
 
 BIG = 1.7e308
 N, P = 40, 2
@@ -394,3 +397,118 @@ def test_functional_weighted_ridge_share_leaves_a_positive_statistic_share():
     _refused(_fit(F, weights=w, ridge_share=0.97, **fit), "ridge_share must be < 0.95")
     _released(_fit(F, weights=w, ridge_share=0.94, **fit))
     _released(_fit(F, ridge_share=0.97, **fit))  # unweighted: no count share, no limit
+
+
+# --------------------------------------- statistics and transformers (audit s21, finding 3)
+def _statistic_calls(eps):
+    """Every tools function and transformer at budget ``eps`` (private bounds where the
+    transformer has them, so the budget is split)."""
+    return {
+        "mean": _tool(tools.mean, epsilon=eps, bounds=ONE),
+        "var": _tool(tools.var, epsilon=eps, bounds=ONE),
+        "quantile": _tool(tools.quantile, [0.2, 0.8], epsilon=eps, bounds=ONE),
+        "histogram": _tool(tools.histogram, bins=4, range=ONE, epsilon=eps),
+        "private_bounds": _private_bounds(epsilon=eps),
+        "PrivateBounds": _pre(PrivateBounds, epsilon=eps),
+        "Standard-public": _pre(PrivateStandardScaler, epsilon=eps, bounds=ONE),
+        "Standard-private": _pre(PrivateStandardScaler, epsilon=eps),
+        "MinMax-private": _pre(PrivateMinMaxScaler, epsilon=eps),
+    }
+
+
+@pytest.mark.parametrize("name", list(_statistic_calls(1.0)))
+def test_statistics_release_epsilon_min(name):
+    """Below 1e-100 (and at the audit's 1e-320 and 5e-324, which were charged and then raised
+    inside the mechanism: a scale of inf, or a share of 0) refused before the spend; at the
+    floor, a finite release."""
+    for eps in (float(np.nextafter(RELEASE_EPSILON_MIN, 0.0)), 1e-320, 5e-324):
+        _refused(_statistic_calls(eps)[name], "at least 1e-100")
+    _released(_statistic_calls(RELEASE_EPSILON_MIN)[name])
+
+
+def test_standard_scaler_budget_shares_are_checked_before_the_spend():
+    """A tiny bounds_share makes the bounds' share subnormal (it reached the quantile
+    sampler after the charge) or their noise scale astronomical: refused first."""
+    _refused(_pre(PrivateStandardScaler, epsilon=1e-10, bounds_share=1e-300), "underflows")
+    _refused(_pre(PrivateStandardScaler, epsilon=1e-90, bounds_share=1e-150), "noise scale")
+    _released(_pre(PrivateStandardScaler, epsilon=1e-90, bounds_share=0.5))
+
+
+def test_var_sensitivity_of_numpy_bounds_does_not_warn():
+    """numpy scalar bounds (as PrivateStandardScaler passes them) overflowed (n - 1) w^2 with a
+    RuntimeWarning (audit s21, finding 4); the value is the reordered finite product."""
+    lo, hi = np.float64(-6e153), np.float64(6e153)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sens = var_sensitivity(100, lo, hi)
+    assert sens == pytest.approx(99 / 100**2 * 1.2e154 * 1.2e154)
+    _released(_pre(PrivateStandardScaler, bounds=(-6e153, 6e153)))
+
+
+# ------------------------------------------- PrivateMinMaxScaler maps (audit s21, findings 5, 9)
+def _narrow_minmax(**kw):
+    def call(acc):
+        X = np.random.default_rng(0).normal(0, 0.1, size=(2000, 1))
+        return lambda: PrivateMinMaxScaler(random_state=0, accountant=acc, **kw).fit(X)
+
+    return call
+
+
+def test_minmax_private_bounds_too_narrow_for_the_map_are_widened():
+    """feature_range (-8e307, 8e307) on data of sd 0.1: the released bounds (about +-0.27)
+    gave scale_ = inf after the spend (a RuntimeWarning; NaN from transform). They are widened
+    around their centre until the map is finite (post-processing)."""
+    fr = (-8e307, 8e307)
+    _released(_narrow_minmax(feature_range=fr))
+    sc = _narrow_minmax(feature_range=fr)(BudgetAccountant())()
+    assert np.all(np.isfinite(sc.scale_)) and np.all(np.isfinite(sc.min_))
+    X = np.linspace(-1, 1, 11)[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Z = sc.transform(X)
+    assert np.all(np.isfinite(Z)) and Z.min() >= fr[0] and Z.max() <= fr[1]
+    # the ends of the widened bounds (data at -1 and 1 lie beyond them) reach the ends
+    assert Z[0, 0] == pytest.approx(fr[0], rel=1e-12) and Z[-1, 0] == pytest.approx(
+        fr[1], rel=1e-12
+    )
+    plain = _narrow_minmax()(BudgetAccountant())()  # an ordinary feature_range: untouched
+    assert 0.2 < plain.upper_[0] < 0.5 and -0.5 < plain.lower_[0] < -0.2
+
+
+def test_minmax_candidate_range_of_infinite_width_is_refused_before_the_spend():
+    """(-1.7e308, 1.7e308) released bounds wider than 1.8e308 on wide data and overflowed
+    upper - lower after the spend; refused first now, like the same public bounds."""
+    _refused(_narrow_minmax(candidate_range=(-BIG, BIG)), "candidate_range cannot be mapped")
+    _released(_narrow_minmax(candidate_range=(-0.5 * BIG, 0.5 * BIG)))
+
+
+def test_minmax_public_map_needs_a_finite_upper_end():
+    """feature_range (0, 1e308), bounds (1, 2): scale 1e308, offset -1e308, and 2 * scale
+    overflowed in transform (finding 9); refused before the spend now."""
+    _refused(_narrow_minmax(feature_range=(0.0, 1e308), bounds=(1.0, 2.0)), "cannot be mapped")
+    acc = BudgetAccountant()  # public bounds: nothing released, nothing charged
+    call = _narrow_minmax(feature_range=(0.0, 1e308), bounds=(0.0, 1.0))
+    assert check_contract(call(acc), acc) == "ok" and len(acc.ledger) == 0
+
+
+@pytest.mark.parametrize("value", [BIG, float(np.finfo(float).max), -float(np.finfo(float).max)])
+def test_data_read_bounds_of_a_constant_column_at_the_float_max_stay_finite(value):
+    """bounds=None pads a constant column by |x| 2**-40; at +-1.797e308 the padded end was
+    inf and the asinh quantile's KNG raised after the spend (audit s21, finding 6)."""
+
+    def call(acc):
+        def run():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PrivacyLeakWarning)  # the documented leak
+                return tools.quantile(
+                    [value, value],
+                    0.5,
+                    bounds=None,
+                    measure="asinh",
+                    accountant=acc,
+                    random_state=0,
+                )
+
+        return run
+
+    _released(call)

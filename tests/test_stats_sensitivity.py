@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpreg import BudgetAccountant
+from dpreg.noise._grid import grid_exponent
 from dpreg.tools import histogram, mean, std, var
+from dpreg.tools._histogram import HISTOGRAM_SENSITIVITY
 from dpreg.tools._moments import mean_sensitivity, var_sensitivity
 
 LO, HI = -2.0, 3.0
@@ -154,3 +156,61 @@ def test_underflowing_sensitivity_releases_no_exact_value():
     x = np.full(10**6, 4e-324)
     assert mean(x, 1.0, (0.0, 5e-324), random_state=0) == (0.0 + 5e-324) / 2
     assert var(x, 1.0, (0.0, 5e-324), random_state=0) == 0.0
+
+
+def test_histogram_tiny_epsilon_hides_the_counts_mod_the_grid():
+    """At epsilon = 2**-27 the release grid step is g = 16. Grid noise added to the integer
+    counts (the old ``counts + sample()``) kept every count mod 16, so the two neighbours below
+    gave disjoint outputs; ``randomise`` releases on the grid itself: the residues are the same
+    for both data sets."""
+    eps = 2.0**-27
+    g = 2.0 ** grid_exponent(HISTOGRAM_SENSITIVITY / eps)
+    assert g == 16.0
+    D = np.r_[np.full(5, 0.25), np.full(5, 0.75)]
+    D2 = np.r_[np.full(4, 0.25), np.full(6, 0.75)]  # one record moved to the other bin
+    rng = np.random.default_rng(7)
+    residues = []
+    for data in (D, D2):
+        out = np.array([histogram(data, 2, (0, 1), eps, random_state=rng)[0] for _ in range(200)])
+        residues.append({tuple(r) for r in np.mod(out, g).tolist()})
+    assert residues[0] == residues[1]  # the old code: {(5, 5)} against {(4, 6)}
+    assert residues[0] != {(5.0, 5.0)}
+
+
+def test_histogram_noise_law_at_ordinary_epsilon():
+    """The noise is Laplace(2 / epsilon): KS and the first two moments, with a control."""
+    eps = 1.0
+    true = np.array([3.0, 7.0])
+    data = np.r_[np.full(3, 0.25), np.full(7, 0.75)]
+    rng = np.random.default_rng(8)
+    noise = np.array(
+        [histogram(data, 2, (0, 1), eps, random_state=rng)[0] - true for _ in range(2000)]
+    ).ravel()
+    b = HISTOGRAM_SENSITIVITY / eps
+    assert stats.kstest(noise, stats.laplace(scale=b).cdf).pvalue > 1e-3
+    assert stats.kstest(noise, stats.laplace(scale=1.5 * b).cdf).pvalue < 1e-3  # control
+    assert abs(noise.mean()) < 4 * b * np.sqrt(2 / noise.size)
+    assert abs(noise.var() / (2 * b**2) - 1) < 0.1
+
+
+def test_strings_are_not_numbers_before_spending():
+    """bounds="01" was read as (0, 1) and q="0.5" as the median, both charged and released
+    (audit s21, finding 10); refused before the spend now. Numbers of any numeric type pass."""
+    from dpreg.tools import quantile  # noqa: PLC0415
+
+    acc = BudgetAccountant(epsilon=10.0)
+    x = np.linspace(0, 1, 20)
+    for call in (
+        lambda: mean(x, 1.0, "01", accountant=acc),
+        lambda: var(x, 1.0, ("0", "1"), accountant=acc),
+        lambda: histogram(x, 2, "01", accountant=acc),
+        lambda: quantile(x, "0.5", 1.0, (0, 1), accountant=acc),
+        lambda: quantile(x, ["0.2", "0.8"], 1.0, (0, 1), accountant=acc),
+    ):
+        with pytest.raises(ValueError, match="number"):
+            call()
+    assert acc.spent == (0.0, 0.0)
+    mean(x, 1.0, (np.int64(0), np.float32(1)), accountant=acc, random_state=0)
+    quantile(x, np.array([0.2, 0.8]), 1.0, (0, 1), accountant=acc, random_state=0)
+    quantile(x, [0, 1], 1.0, (0, 1), accountant=acc, random_state=0)
+    assert acc.spent == (3.0, 0.0)

@@ -15,13 +15,17 @@ from .._bounds import (
     clip,
     private_bounds_unchecked,
 )
-from .._validation import check_epsilon, check_random_state
+from .._validation import check_random_state
 from ..accounting import check_accountant
+from ..tools._common import check_release_epsilon, check_shares
 from ..tools._moments import _check_var_width
 
 
 class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Base class: ``fit`` validates everything, spends ``epsilon`` once, then learns bounds.
+
+    A transformer that releases nothing (public bounds and ``_spends_rest`` false) is not
+    charged.
 
     Subclasses implement ``_fit_private(X, lower, upper, epsilon_left, rng)`` (called after the
     spend; it must not raise) and ``_transform(X)``.
@@ -36,7 +40,7 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         return tags
 
     def _check_params(self):
-        epsilon = check_epsilon(self.epsilon)
+        epsilon = check_release_epsilon(self.epsilon)
         accountant = check_accountant(self.accountant)
         levels, candidate_range = check_private_bounds_params(
             self.levels, self.candidate_range, 1.0, self.widen
@@ -62,17 +66,53 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         -------
         self
         """
+        # a refit that is refused (bad input, budget exceeded) must not leave the previous
+        # fit's statistics next to the new n_features_in_: forget the old fit first
+        self._forget_fit()
         epsilon, accountant, levels, candidate_range, private, share = self._check_params()
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         p = X.shape[1]
+        lower, upper = self._checked_bounds(private, p, candidate_range)
+        # the budget split, computed once: checked here and used as is after the spend
+        eps_bounds = share * epsilon if private else 0.0
+        eps_left = epsilon - eps_bounds
+        if private:
+            check_shares([eps_bounds / (2 * p)])  # the share of private_bounds_unchecked
+        self._check_shares(eps_left, X.shape[0], p)
+        rng = check_random_state(self.random_state)
+        # public bounds and nothing else to learn: nothing is released, so nothing is charged
+        # (the documented "public bounds cost nothing")
+        releases = private or self._spends_rest
+        if accountant is not None and releases:
+            accountant.spend(epsilon, 0.0)
+        # ---- everything below runs after the spend and must not raise on any data ----
+        if private:
+            lower, upper = private_bounds_unchecked(
+                X, eps_bounds, levels, candidate_range, 1.0, self.widen, rng
+            )
+            lower, upper = self._usable_bounds(lower, upper, candidate_range)
+        self.lower_, self.upper_ = lower, upper
+        self.epsilon_bounds_ = epsilon - eps_left
+        self._fit_private(clip(X, lower, upper), lower, upper, eps_left, rng)
+        return self
+
+    def _forget_fit(self):
+        """Delete every fitted attribute (public names ending in ``_``)."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, name)
+
+    def _checked_bounds(self, private, p, candidate_range):
+        """Before the spend: the public bounds ``(lower, upper)``, validated for this
+        transformer, or (private bounds) ``(None, None)`` after the candidate range's checks."""
         if not private:  # public bounds: validated before the spend, cost nothing
             box = PublicBox.validated(self.bounds, p, name="bounds")
-            lower, upper = box.lower, box.upper
             if self._spends_rest:  # the variance needs a finite (upper - lower)^2
-                for lo, hi in zip(lower, upper):
+                for lo, hi in zip(box.lower, box.upper):
                     _check_var_width(float(lo), float(hi))
-            self._check_public_bounds(lower, upper)
-        elif self._spends_rest:  # the private bounds lie in candidate_range: same rule there
+            self._check_public_bounds(box.lower, box.upper)
+            return box.lower, box.upper
+        self._check_candidate_range(candidate_range)
+        if self._spends_rest:  # the private bounds lie in candidate_range: same rule there
             try:
                 _check_var_width(*candidate_range)
             except ValueError:
@@ -80,21 +120,17 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
                     "candidate_range is too wide for the variance: its width squared must be "
                     f"finite (width <= 1.3e154), got {self.candidate_range!r}."
                 ) from None
-        rng = check_random_state(self.random_state)
-        if accountant is not None:
-            accountant.spend(epsilon, 0.0)
-        # ---- everything below runs after the spend and must not raise on any data ----
-        eps_left = epsilon
-        if private:
-            eps_bounds = share * epsilon
-            lower, upper = private_bounds_unchecked(
-                X, eps_bounds, levels, candidate_range, 1.0, self.widen, rng
-            )
-            eps_left = epsilon - eps_bounds
-        self.lower_, self.upper_ = lower, upper
-        self.epsilon_bounds_ = epsilon - eps_left
-        self._fit_private(clip(X, lower, upper), lower, upper, eps_left, rng)
-        return self
+        return None, None
+
+    def _check_candidate_range(self, candidate_range):
+        """Refuse a candidate range the transformer cannot use (before the spend; none)."""
+
+    def _usable_bounds(self, lower, upper, candidate_range):
+        """Post-process released bounds into ones the transformer can use (unchanged here)."""
+        return lower, upper
+
+    def _check_shares(self, epsilon, n, p):
+        """Refuse a budget ``_fit_private`` cannot release with (before the spend; none)."""
 
     def _check_public_bounds(self, lower, upper):
         """Refuse public bounds the transformer's map cannot use (before the spend; none)."""

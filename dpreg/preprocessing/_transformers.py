@@ -8,7 +8,8 @@ releases the mean and variance of the clipped data (:mod:`dpreg.tools`, Laplace 
 Privacy (replace-one, n public): ``fit`` is a sequential composition of epsilon-DP releases
 (bounds with ``bounds_share * epsilon``, the ``p`` means and ``p`` variances with the rest
 split equally), so it is ``epsilon``-DP; the accountant is charged ``epsilon`` once, after the
-input is validated and before the data are read. ``transform`` uses only released quantities
+input is validated and before the data are read. ``PrivateBounds`` and ``PrivateMinMaxScaler``
+with public bounds release nothing and are not charged. ``transform`` uses only released quantities
 (post-processing: it costs nothing, and it is applied to any data, e.g. a test set).
 
 Public output ranges (for the next step of a pipeline)
@@ -35,7 +36,13 @@ import numbers
 import numpy as np
 
 from .._bounds import DEFAULT_CANDIDATE_RANGE, DEFAULT_LEVELS, DEFAULT_WIDEN, PublicBox
-from ..tools._moments import private_mean, private_var
+from ..tools._common import check_shares
+from ..tools._moments import (
+    mean_sum_sensitivity,
+    private_mean,
+    private_var,
+    var_z_sensitivity,
+)
 from ._base import PrivateTransformerBase
 
 
@@ -67,7 +74,8 @@ class PrivateBounds(PrivateTransformerBase):
         Public interval the quantiles are drawn from (asinh base measure).
     random_state : None, int, RandomState or Generator
     accountant : BudgetAccountant, optional
-        Charged ``(epsilon, 0)`` once per ``fit``.
+        Charged ``(epsilon, 0)`` once per ``fit`` with private bounds; public bounds are not
+        charged (nothing is released).
 
     Attributes
     ----------
@@ -139,6 +147,14 @@ class PrivateMinMaxScaler(PrivateTransformerBase):
     output_bounds_ : tuple
         ``feature_range`` as floats.
 
+    Notes
+    -----
+    The map must be finite in floating point: public bounds and the ``candidate_range`` of
+    private bounds whose map onto ``feature_range`` overflows are refused before the spend, and
+    released bounds too narrow for a finite map (a very wide ``feature_range``) are widened
+    around their centre until it is finite (post-processing; ``lower_``/``upper_`` are the
+    widened bounds).
+
     Examples
     --------
     >>> import numpy as np
@@ -184,21 +200,40 @@ class PrivateMinMaxScaler(PrivateTransformerBase):
         return super()._check_params()
 
     def _check_public_bounds(self, lower, upper):
-        """The map ``x * scale_ + min_`` needs a finite width, scale and offset per column
-        (Python floats: inf appears without a warning); checked before the spend."""
+        """The map ``x * scale_ + min_`` needs a finite width, scale and offset per column,
+        and finite ``x * scale_`` at both ends (checked before the spend)."""
         a, b = (float(v) for v in self.feature_range)
         for lo, hi in zip(lower.tolist(), upper.tolist()):
-            width = hi - lo
-            if width == 0:
-                continue
-            scale = (b - a) / width if math.isfinite(width) else math.inf
-            if not (math.isfinite(scale) and math.isfinite(a - lo * scale)):
+            if hi - lo != 0 and not _finite_map(lo, hi, a, b):
                 raise ValueError(
                     "bounds cannot be mapped onto feature_range in floating point: each "
                     "column needs a finite width upper - lower and a finite "
                     "(max - min) / (upper - lower) (e.g. not wider than 1.7e308 or narrower "
                     f"than (max - min) / 1.7e308), got {self.bounds!r}."
                 )
+
+    def _check_candidate_range(self, candidate_range):
+        """Private bounds lie in ``candidate_range``, and a released pair whose map is not
+        finite is widened towards it (:meth:`_usable_bounds`): the range itself must map."""
+        a, b = (float(v) for v in self.feature_range)
+        if not _finite_map(*candidate_range, a, b):
+            raise ValueError(
+                "candidate_range cannot be mapped onto feature_range in floating point: it "
+                "needs a finite width upper - lower and a finite (max - min) / (upper - lower), "
+                f"got {self.candidate_range!r}."
+            )
+
+    def _usable_bounds(self, lower, upper, candidate_range):
+        """Released bounds too narrow for a finite map (a wide ``feature_range`` on narrow
+        data: ``scale_`` was inf and ``transform`` gave NaN) are widened around their centre,
+        doubling the width, until the map is finite; at worst they become the candidate
+        range, which maps (checked before the spend). Post-processing of the release."""
+        a, b = (float(v) for v in self.feature_range)
+        lower, upper = lower.copy(), upper.copy()
+        for j, (lo, hi) in enumerate(zip(lower.tolist(), upper.tolist())):
+            if hi - lo != 0:
+                lower[j], upper[j] = _widen_until_finite(lo, hi, a, b, candidate_range)
+        return lower, upper
 
     def _fit_private(self, X, lower, upper, epsilon, rng):
         a, b = (float(v) for v in self.feature_range)
@@ -215,6 +250,29 @@ class PrivateMinMaxScaler(PrivateTransformerBase):
         X = np.asarray(X, dtype=float)
         inv = np.where(self.scale_ > 0, 1.0 / np.where(self.scale_ > 0, self.scale_, 1.0), 0.0)
         return np.where(self.scale_ > 0, (X - self.min_) * inv, self.lower_)
+
+
+def _finite_map(lo, hi, a, b):
+    """Whether ``x * scale + offset`` mapping ``[lo, hi]`` onto ``[a, b]`` is finite at both
+    ends (Python floats: an overflow is inf, without a warning)."""
+    width = hi - lo
+    if not (math.isfinite(width) and width > 0):
+        return False
+    scale = (b - a) / width
+    offset = a - lo * scale
+    ends = (lo * scale, hi * scale, hi * scale + offset)
+    return math.isfinite(scale) and math.isfinite(offset) and all(map(math.isfinite, ends))
+
+
+def _widen_until_finite(lo, hi, a, b, candidate_range):
+    """``(lo, hi)`` widened around its centre (doubling, clipped into ``candidate_range``)
+    until :func:`_finite_map` holds; ends at ``candidate_range`` at the latest."""
+    c_lo, c_hi = candidate_range
+    centre, width = lo / 2.0 + hi / 2.0, hi - lo
+    while not _finite_map(lo, hi, a, b) and (lo, hi) != (c_lo, c_hi):
+        width *= 2.0  # at worst inf after about 2100 doublings: then the clip gives the range
+        lo, hi = max(centre - width / 2.0, c_lo), min(centre + width / 2.0, c_hi)
+    return lo, hi
 
 
 class PrivateStandardScaler(PrivateTransformerBase):
@@ -286,6 +344,11 @@ class PrivateStandardScaler(PrivateTransformerBase):
     def _check_params(self):
         _check_positive(self.clip, "clip")
         return super()._check_params()
+
+    def _check_shares(self, epsilon, n, p):
+        # the shares and sensitivities of _fit_private's 2 p releases
+        sens = max(mean_sum_sensitivity(n), var_z_sensitivity(n))
+        check_shares([epsilon / (2 * p)], sens)
 
     def _fit_private(self, X, lower, upper, epsilon, rng):
         p = X.shape[1]

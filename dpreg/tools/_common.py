@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -9,6 +11,8 @@ import numpy as np
 from .._validation import check_epsilon
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
+
+_FLOAT_MAX = sys.float_info.max
 
 
 def check_values(a, name="a"):
@@ -22,6 +26,11 @@ def check_values(a, name="a"):
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} contains NaN or infinity; remove or impute them first.")
     return values
+
+
+def is_number(value):
+    """A real number (Python or numpy), not a bool and not a string that looks like one."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def check_interval(bounds, values=None, name="bounds", finite_width=True):
@@ -56,12 +65,21 @@ def _interval(bounds, values, name):
         lo, hi = float(np.min(values)), float(np.max(values))
         if lo == hi:  # a degenerate interval would give a zero sensitivity
             pad = max(0.5, abs(lo) * 2.0**-40)  # 0.5 would vanish next to 1e300
-            lo, hi = lo - pad, hi + pad
+            # capped at the largest float: next to +-1.8e308 the padded end was inf, which
+            # the KNG refused after the spend (the other end still moves, so lo < hi)
+            lo, hi = max(lo - pad, -_FLOAT_MAX), min(hi + pad, _FLOAT_MAX)
         return lo, hi
+    msg = f"{name} must be a pair of numbers (lower, upper), got {bounds!r}."
     try:
-        lo, hi = (float(b) for b in bounds)
+        pair = list(bounds)
+    except TypeError:
+        raise ValueError(msg) from None
+    # float() would read strings: bounds="01" was the interval (0, 1)
+    if isinstance(bounds, (str, bytes)) or not all(map(is_number, pair)):
+        raise ValueError(msg)
+    try:
+        lo, hi = (float(b) for b in pair)
     except (TypeError, ValueError):
-        msg = f"{name} must be a pair of numbers (lower, upper), got {bounds!r}."
         raise ValueError(msg) from None
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError(f"{name} must be finite, got {bounds!r}.")
@@ -70,9 +88,53 @@ def _interval(bounds, values, name):
     return lo, hi
 
 
-def spend(accountant, epsilon):
-    """Validate ``epsilon`` and ``accountant`` and charge the budget (call before any release)."""
+#: The smallest epsilon the statistics and transformers accept. Below it the noise scale of a
+#: statistic of order 1 passes 1e100 (nothing released carries information), and an equal share
+#: of it, or the scale ``sensitivity / share``, can underflow to 0 or overflow to inf, which
+#: used to raise inside the mechanism *after* the budget was charged (audit s21, finding 3).
+RELEASE_EPSILON_MIN = 1e-100
+#: The largest noise scale a release may have: far below the float range, so the noisy value
+#: (and the mechanism's rounded-up scale) stay finite.
+NOISE_SCALE_MAX = 1e200
+
+
+def check_release_epsilon(epsilon):
+    """``check_epsilon`` plus the floor :data:`RELEASE_EPSILON_MIN` (before the spend)."""
     epsilon = check_epsilon(epsilon)
+    if epsilon < RELEASE_EPSILON_MIN:
+        raise ValueError(
+            f"epsilon must be at least {RELEASE_EPSILON_MIN:g} for a private statistic (below it "
+            f"the noise scale leaves the float range), got {epsilon!r}."
+        )
+    return epsilon
+
+
+def check_shares(shares, sensitivity=1.0):
+    """Before the spend: every per-release epsilon (computed by the caller with the formula it
+    uses after the spend) is a normal float and its noise scale ``sensitivity / share`` is at
+    most :data:`NOISE_SCALE_MAX`; else a ValueError, so nothing raises after the charge."""
+    for share in shares:
+        share = float(share)
+        if not share >= sys.float_info.min:
+            raise ValueError(
+                f"the budget per release underflows: epsilon share {share!r} is below the "
+                f"smallest normal float; raise epsilon or release fewer statistics."
+            )
+        scale = float(sensitivity) / share  # Python floats: an overflow is inf, silently
+        if not scale <= NOISE_SCALE_MAX:
+            raise ValueError(
+                f"the noise scale sensitivity / epsilon = {scale!r} exceeds "
+                f"{NOISE_SCALE_MAX:g}; raise epsilon."
+            )
+
+
+def spend(accountant, epsilon, n_releases=1, sensitivity=1.0):
+    """Validate ``epsilon`` and ``accountant`` and charge the budget (call before any release).
+
+    ``n_releases`` equal shares ``epsilon / n_releases`` of noise scale
+    ``sensitivity / share`` are checked first (:func:`check_shares`)."""
+    epsilon = check_release_epsilon(epsilon)
+    check_shares([epsilon / n_releases], sensitivity)
     accountant = check_accountant(accountant)
     if accountant is not None:
         accountant.spend(epsilon, 0.0)

@@ -3,9 +3,12 @@ r"""Private histogram with public bin edges (Laplace mechanism).
 Under replace-one adjacency one value moves from one bin to another (or into/out of the range
 covered by the edges), so the vector of counts changes by at most 1 in two coordinates: its
 l1 sensitivity is 2. Adding iid Laplace(2 / epsilon) noise to every count is epsilon-DP
-(:class:`dpreg.noise.LaplaceMechanism`). Values outside the edges are dropped, as in
-:func:`numpy.histogram`; this does not change the sensitivity. The edges must not depend on the
-data: ``bins`` as an integer needs ``range``.
+(:class:`dpreg.noise.LaplaceMechanism`). The counts go through the mechanism's ``randomise``,
+which releases ``count + noise`` exactly on a public grid; adding ``sample()`` (grid noise) to
+the counts instead would keep ``count mod g`` whenever the grid step ``g`` exceeds 1 (epsilon
+below about 2**-24), revealing the counts (``docs/floating_point.md``, section 4). Values
+outside the edges are dropped, as in :func:`numpy.histogram`; this does not change the
+sensitivity. The edges must not depend on the data: ``bins`` as an integer needs ``range``.
 """
 
 from __future__ import annotations
@@ -74,7 +77,8 @@ def histogram(a, bins=10, range=None, epsilon=1.0, *, random_state=None, account
     values = check_values(a)
     edges = _check_edges(bins, range, values)
     rng = check_random_state(random_state)
-    epsilon = spend(accountant, epsilon)
+    epsilon = spend(accountant, epsilon, sensitivity=HISTOGRAM_SENSITIVITY)
     counts, _ = np.histogram(values, bins=edges)
     mech = LaplaceMechanism(epsilon, HISTOGRAM_SENSITIVITY, random_state=rng)
-    return counts + mech.sample(size=counts.shape), edges
+    # randomise, never counts + sample(): see the module docstring
+    return mech.randomise(counts.astype(float)), edges

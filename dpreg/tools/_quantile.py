@@ -40,7 +40,7 @@ import numpy as np
 
 from .._validation import check_random_state
 from ..kng import KNG, StepGradient
-from ._common import check_interval, check_values, spend
+from ._common import check_interval, check_values, is_number, spend
 
 MEASURES = ("uniform", "asinh")
 
@@ -48,10 +48,20 @@ MEASURES = ("uniform", "asinh")
 def check_levels(q, name="q"):
     """Return the quantile levels as a 1-D float array in [0, 1] and whether ``q`` was scalar."""
     scalar = isinstance(q, numbers.Real) and not isinstance(q, bool)
+    msg = f"{name} must be a number or array of numbers in [0, 1], got {q!r}."
     try:
-        levels = np.atleast_1d(np.asarray(q, dtype=float)).ravel()
+        raw = np.asarray(q)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or array of numbers in [0, 1].") from None
+        raise ValueError(msg) from None
+    # a float conversion would read strings: q="0.5" was the median
+    if raw.dtype.kind not in "iuf" and not (
+        raw.dtype.kind == "O" and all(map(is_number, raw.ravel().tolist()))
+    ):
+        raise ValueError(msg)
+    try:
+        levels = np.atleast_1d(raw.astype(float)).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(msg) from None
     if levels.size == 0 or not np.all((levels >= 0) & (levels <= 1)):
         raise ValueError(f"{name} must lie in [0, 1], got {q!r}.")
     return levels, scalar
@@ -184,7 +194,7 @@ def quantile(
     # the uniform measure samples on [lower, upper] itself: its width must be a finite float
     lower, upper = check_interval(bounds, values, finite_width=measure != "asinh")
     rng = check_random_state(random_state)
-    epsilon = spend(accountant, epsilon)
+    epsilon = spend(accountant, epsilon, n_releases=levels.size)
     draws = private_quantile_draws(
         values, levels, epsilon / levels.size, lower, upper, measure, s, rng
     )

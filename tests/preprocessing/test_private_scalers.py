@@ -134,3 +134,37 @@ def test_clones_share_the_ledger():
     assert acc.spent[0] == pytest.approx(0.8)
     with pytest.raises(ValueError, match="budget"):
         clone(sc).fit(X)
+
+
+@pytest.mark.parametrize("cls", [PrivateBounds, PrivateMinMaxScaler])
+def test_public_bounds_cost_nothing_when_nothing_else_is_released(cls):
+    """The docs promise that public bounds cost nothing; these two transformers release
+    nothing else, yet were charged epsilon (audit s21, finding 7). The standard scaler,
+    which releases means and variances, is still charged."""
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    acc = BudgetAccountant()
+    est = cls(epsilon=1.0, bounds=(-3, 3), accountant=acc, random_state=0).fit(X)
+    assert acc.spent == (0.0, 0.0) and len(acc.ledger) == 0 and est.epsilon_bounds_ == 0.0
+    acc = BudgetAccountant()
+    PrivateStandardScaler(epsilon=1.0, bounds=(-3, 3), accountant=acc, random_state=0).fit(X)
+    assert acc.spent == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("cls", [PrivateBounds, PrivateMinMaxScaler, PrivateStandardScaler])
+def test_refused_refit_leaves_an_unfitted_transformer(cls):
+    """A refit that the accountant refuses used to keep the old fit's statistics (3 columns)
+    next to the new n_features_in_ (2): transform broadcast-failed (audit s21, finding 8). Now
+    the old fit is forgotten first, and transform says the transformer is not fitted."""
+    from sklearn.exceptions import NotFittedError  # noqa: PLC0415
+
+    from dpreg.exceptions import BudgetExceededError  # noqa: PLC0415
+
+    acc = BudgetAccountant(epsilon=1.0)
+    est = cls(epsilon=1.0, accountant=acc, random_state=0)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    est.fit(X)
+    with pytest.raises(BudgetExceededError):
+        est.fit(X[:, :2])
+    with pytest.raises(NotFittedError):
+        est.transform(X[:, :2])
+    assert not hasattr(est, "lower_") and acc.spent == (1.0, 0.0)
