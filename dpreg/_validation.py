@@ -249,9 +249,11 @@ def warn_if_released_again(previous, current_fit, epsilon, what, fit_attr="theta
     )
 
 
-#: The smallest epsilon a side release accepts (``release_hessian``, ``release_curvature``,
-#: ``release_scale``, and the parts of ``FunctionalLinearRegression``'s epsilon given to y^T y,
-#: the adaptive ridge and the boosting rounds).
+#: The smallest epsilon a side release or a private statistic accepts (``release_hessian``,
+#: ``release_curvature``, ``release_scale``, the parts of ``FunctionalLinearRegression``'s
+#: epsilon given to y^T y, the adaptive ridge and the boosting rounds; ``dpreg.tools``, the
+#: private bounds and the transformers, whose equal shares ``dpreg.tools._common.check_shares``
+#: checks too).
 #: Their noise scales are ``sensitivity / (share * epsilon)`` with sensitivities of order 1
 #: and public shares >= 0.1; at a subnormal epsilon (1e-320) the scale overflowed to inf and
 #: the exact grid sampler raised AFTER the spend. From 1e-100 on every scale is below 1e102,

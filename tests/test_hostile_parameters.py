@@ -31,7 +31,7 @@ from dpreg import (
 from dpreg._kng_exact import MIN_BOX_WIDTH, BoxSampler
 from dpreg._kng_grid import EPSILON_MIN as KNG_EPSILON_MIN
 from dpreg._kng_grid import float_scale
-from dpreg._validation import EPSILON_MAX
+from dpreg._validation import EPSILON_MAX, RELEASE_EPSILON_MIN
 from dpreg.exceptions import PrivacyLeakWarning
 from dpreg.linear_model.functional import EPSILON_MIN as F_EPSILON_MIN
 from dpreg.location._trimmed import _norm2
@@ -44,7 +44,6 @@ from dpreg.preprocessing import (
     PrivateStandardScaler,
     private_bounds,
 )
-from dpreg.tools._common import RELEASE_EPSILON_MIN
 from dpreg.tools._moments import var_sensitivity
 
 BIG = 1.7e308

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_epsilon
+from .._validation import check_release_epsilon
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
 
@@ -88,25 +88,9 @@ def _interval(bounds, values, name):
     return lo, hi
 
 
-#: The smallest epsilon the statistics and transformers accept. Below it the noise scale of a
-#: statistic of order 1 passes 1e100 (nothing released carries information), and an equal share
-#: of it, or the scale ``sensitivity / share``, can underflow to 0 or overflow to inf, which
-#: used to raise inside the mechanism *after* the budget was charged (audit s21, finding 3).
-RELEASE_EPSILON_MIN = 1e-100
 #: The largest noise scale a release may have: far below the float range, so the noisy value
 #: (and the mechanism's rounded-up scale) stay finite.
 NOISE_SCALE_MAX = 1e200
-
-
-def check_release_epsilon(epsilon):
-    """``check_epsilon`` plus the floor :data:`RELEASE_EPSILON_MIN` (before the spend)."""
-    epsilon = check_epsilon(epsilon)
-    if epsilon < RELEASE_EPSILON_MIN:
-        raise ValueError(
-            f"epsilon must be at least {RELEASE_EPSILON_MIN:g} for a private statistic (below it "
-            f"the noise scale leaves the float range), got {epsilon!r}."
-        )
-    return epsilon
 
 
 def check_shares(shares, sensitivity=1.0):
