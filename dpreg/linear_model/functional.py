@@ -1083,8 +1083,10 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         if prepared is None:
             for _, column, name in read:
                 check_bounds(None, 1 if np.ndim(column) == 1 else column.shape[1], column, name)
+        # one stream for the bounds and the fit; built before the spend, because a bad
+        # random_state raised here after the charge (session-21 audit)
+        rng = check_random_state(self.random_state)
         acc.spend(eps, delta)  # atomic reserve, after validation and before computing
-        rng = check_random_state(self.random_state)  # one stream for the bounds and the fit
         # dask input cannot have "private" bounds (refused above), so this reads no dask data
         (bounds_X, bounds_y), eps_fit = fit_bounds(
             [Xv, yv],
@@ -1151,12 +1153,15 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         if self._explicit_rounds() > 0:  # "auto" fits without rounds here
             raise ValueError("boost_rounds > 0 needs the rows: use fit(X, y).")
         _check_finite_statistics(stats, self.inference_share > 0)
+        rng = check_random_state(self.random_state)  # before the spend: it can raise
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
         self.n_features_in_ = stats.n_features
         self.predict_bounds_ = (None, None)  # the statistics were clipped by public bounds
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_  # the statistics carry no column names
-        return self._fit_statistics(stats, eps, delta, acc, np.float64, stats.n_outputs == 1)
+        return self._fit_statistics(
+            stats, eps, delta, acc, np.float64, stats.n_outputs == 1, rng=rng
+        )
 
     def _check_sample_weight(self, sample_weight, X, y):
         """Weights as a float array in [0, 1], or None; every check runs before spending."""

@@ -652,8 +652,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
                 "the multinomial model (multi_class='multinomial' or 'auto', solver='lbfgs', "
                 "ridge penalty, numpy input) and more than two classes."
             )
+        # one stream for the bounds and the model; built before the spend, because a bad
+        # random_state raised here after the charge (session-21 audit)
+        rng = check_random_state(self.random_state)
         accountant.spend(epsilon, 0.0)  # atomic reserve, after validation, before computing
-        rng = check_random_state(self.random_state)  # one stream for the bounds and the model
         self.sample_weighted_ = sample_weight is not None  # the caller's (public) choice
         if private:  # bounds_share of epsilon on the bounds, the rest on the model
             ((lower, upper),), epsilon = fit_bounds(

@@ -12,7 +12,6 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._bounds import (
@@ -246,8 +245,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         ``exact`` (whether the draw is exact) and ``sampler`` (``"line"`` for one parameter,
         ``"boxes"``, ``"gibbs"``). Exact box sampler: ``n_boxes``, ``n_proposals``,
         ``acceptance_bound``, ... Gibbs: ``n_chains``, ``n_sweeps``, ``rhat`` (split-R-hat of
-        each scaled parameter over the chains), ``max_rhat`` and ``rhat_limit`` (a
-        :class:`~sklearn.exceptions.ConvergenceWarning` is issued above it). **These numbers are
+        each scaled parameter over the chains), ``max_rhat`` and ``rhat_limit`` (check
+        ``max_rhat <= rhat_limit`` yourself: the fit does not warn, since a warning after the
+        spend that depends on the data would be a side channel). **These numbers are
         functions of the private data and are NOT differentially private: never publish
         them.**
     kng_release_ : KNGRelease
@@ -507,6 +507,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         _, eps_fit = split_budget(self.bounds_share, epsilon, n, n_private)
         d = n_features + 1  # released boxes have positive width: every feature is active
         self._mechanism_checks(tau, eps_fit, norm, n, n_features, None)
+        self._warn_gibbs(d)  # before the spend (public: the sampler and d)
         params = [self.bounds_X, self.bounds_y]
         if not private[0]:
             params[0] = check_bounds(self.bounds_X, n_features, X, name="bounds_X")
@@ -523,8 +524,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         active = half > np.finfo(float).tiny  # all True (positive widths); kept for the map
         lower, upper = self._domain(y, int(active.sum()), active, by)
         mech, norm_used, sens = self._mechanism(
-            Z, y, tau, eps_fit, norm, (lo, hi, half, active), (lower, upper), sample_weight
-        )
+            Z, y, tau, eps_fit, norm, (lo, hi, half, active), (lower, upper), sample_weight,
+            warn=False,
+        )  # fmt: skip
         return self._draw_and_store(
             (mech, norm_used, sens, d, n, tau), (lo, hi, mid, half, active), (lower, upper),
             sample_weight, (by, by), rng,
@@ -574,8 +576,9 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         self.sample_weighted_ = weighted
         return self
 
-    def _mechanism(self, Z, y, tau, epsilon, norm, scaling, domain, sample_weight=None):
-        """The KNG mechanism, its norm and sensitivity (validates; raises before spending)."""
+    def _mechanism(self, Z, y, tau, epsilon, norm, scaling, domain, sample_weight=None, warn=True):
+        """The KNG mechanism, its norm and sensitivity (validates; raises before spending).
+        ``warn=False``: the Gibbs warning was said already, before the spend."""
         lo, hi, half, active = scaling
         p = int(active.sum())
         d = p + int(bool(self.fit_intercept))
@@ -587,6 +590,14 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         lower, upper = domain
         grad = quantile_gradient(W, y, tau, sample_weight)
         mech = KNG(grad, epsilon, sens, norm_used, lower, upper)
+        if warn:
+            self._warn_gibbs(d)
+        return mech, norm_used, sens
+
+    def _warn_gibbs(self, d):
+        """The Gibbs sampler's PrivacyLeakWarning: public inputs only (``sampler``, ``d``), so
+        it is said before the spend on every path (with ``"private"`` bounds it came after
+        the charge: a user with warnings as errors was charged and refused)."""
         if self.sampler == "gibbs" and d > 1:
             warnings.warn(
                 "sampler='gibbs' releases one state of a Markov chain: its law only approaches "
@@ -597,9 +608,8 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
                 "ObjectivePerturbationQuantileRegressor (exact epsilon-DP, fast for many "
                 "parameters).",
                 PrivacyLeakWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        return mech, norm_used, sens
 
     def _mechanism_checks(self, tau, epsilon, norm, n, p, box):
         """Norm, sensitivity and the public checks of the mechanism (raises before spending)."""
@@ -676,14 +686,10 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         rhat = result.rhat() if self.n_chains > 1 else None
         max_rhat = None if rhat is None else float(np.nanmax(np.r_[rhat, 1.0]))
         limit = _rhat_limit(n_sweeps)
-        if max_rhat is not None and max_rhat > limit:
-            warnings.warn(
-                f"The KNG chains may not have converged (max split-R-hat {max_rhat:.3f} > "
-                f"{limit:.3f}); increase n_sweeps. (This diagnostic is computed from the "
-                "private data: do not publish it.)",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        # No warning here: this is after the spend and R-hat is a function of the private
+        # data, so a ConvergenceWarning (an exception under warnings-as-errors, and its
+        # message carried the value) was a data-dependent side channel (session-21 audit).
+        # The diagnostics below hold it for the analyst (not to be published).
         diagnostics = {
             "exact": False,
             "sampler": "gibbs",

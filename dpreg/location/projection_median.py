@@ -801,8 +801,8 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 PrivacyLeakWarning,
                 stacklevel=2,
             )
+        rng = check_random_state(self.random_state)  # before the spend: a bad value raises
         accountant.spend(total_epsilon, delta)  # atomic reserve, after validation, before computing
-        rng = check_random_state(self.random_state)
         U = make_directions(self.norm, d, self.n_directions, rng, n_samples=n)
         if kind == _private_scale.PRIVATE:  # sequential composition: scales, then median
             public_scale = _private_scale.release_scales(X, self._scale_epsilon, rng)

@@ -216,7 +216,7 @@ def test_reproducible_and_diagnostics():
     np.testing.assert_array_equal(d.coef_, e.coef_)
 
 
-def test_rhat_limit_and_convergence_warning(monkeypatch):
+def test_rhat_limit_in_the_diagnostics_and_no_warning_after_the_spend(monkeypatch):
     from dpreg.linear_model import quantile as module
 
     assert module._rhat_limit(20) == pytest.approx(1 + 5 / 21)
@@ -227,8 +227,12 @@ def test_rhat_limit_and_convergence_warning(monkeypatch):
         m = fit_gibbs(_model(sampler="gibbs", n_sweeps=40), X, y)  # well mixing: no warning
     assert m.sampler_diagnostics_["max_rhat"] <= m.sampler_diagnostics_["rhat_limit"]
     monkeypatch.setattr(module, "_rhat_limit", lambda n_sweeps: 0.5)
-    with pytest.warns(ConvergenceWarning, match="do not publish"):
-        fit_gibbs(_model(sampler="gibbs", n_sweeps=40), X, y)
+    # above the limit the fit still does not warn (session 21: a warning after the spend that
+    # depends on the data was a side channel); the diagnostics say it, for the analyst only
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = fit_gibbs(_model(sampler="gibbs", n_sweeps=40), X, y)
+    assert m.sampler_diagnostics_["max_rhat"] > m.sampler_diagnostics_["rhat_limit"] == 0.5
 
 
 def test_pandas_input_and_feature_names():
