@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_bounds, check_random_state
+from ._validation import check_bounds, check_random_state, equal_share, shares_within
 from .tools._quantile import check_measure, private_quantile_draws
 
 PRIVATE = "private"
@@ -353,7 +353,7 @@ def private_bounds_unchecked(X, epsilon, levels, candidate_range, asinh_scale, w
     X = np.asarray(X, dtype=float)
     X = X.reshape(X.shape[0], -1)
     p = X.shape[1]
-    eps_each = epsilon / (2 * p)
+    eps_each = equal_share(epsilon, 2 * p)  # 2 p draws, exactly within epsilon
     lower, upper = np.empty(p), np.empty(p)
     for j in range(p):
         q = private_quantile_draws(
@@ -398,9 +398,7 @@ def median_mad_epsilons(epsilon, median_fraction=0.5):
     [0.15, 0.1]
     """
     eps_m = float(median_fraction) * float(epsilon)
-    eps_s = float(epsilon) - eps_m
-    if eps_m + eps_s > float(epsilon):
-        eps_s = float(np.nextafter(eps_s, 0.0))
+    eps_m, eps_s = shares_within([eps_m, float(epsilon) - eps_m], epsilon, lower=1).tolist()
     return eps_m, eps_s
 
 
@@ -921,9 +919,7 @@ def split_budget(share, epsilon, n_samples, n_units):
     back from :func:`fit_bounds` after it.
     """
     eps_b = bounds_epsilon(share, epsilon, n_samples, n_units)
-    eps_model = float(epsilon) - eps_b
-    if eps_b + eps_model > float(epsilon):
-        eps_model = float(np.nextafter(eps_model, 0.0))
+    eps_b, eps_model = shares_within([eps_b, float(epsilon) - eps_b], epsilon, lower=1).tolist()
     return eps_b, eps_model
 
 
@@ -994,15 +990,19 @@ def column_epsilons(eps_b, n_samples, is_target, releases=None):
         r = np.asarray(releases, dtype=float)
         total, r_t = float(r.sum()), float(r[is_target].sum())
         if k in (0, m):
-            return eps_b * r / total
+            return shares_within(eps_b * r / total, eps_b)
         # a median / MAD target (two draws) needs the larger log-odds (see above)
         odds = MEDIAN_TARGET_LOG_ODDS if np.any(r[is_target] > 1) else TARGET_LOG_ODDS
         a = min(max(eps_b / total, 4.0 * odds / max(n_samples, 1)), eps_b / (2 * r_t))
-        return np.where(is_target, r * a, (eps_b - r_t * a) * r / (total - r_t))
+        # a unit's draws split its part exactly (median_mad_epsilons): only the units' sum
+        # must stay within eps_b, exactly
+        return shares_within(
+            np.where(is_target, r * a, (eps_b - r_t * a) * r / (total - r_t)), eps_b
+        )
     if k in (0, m):
-        return np.full(m, eps_b / m)
+        return shares_within(np.full(m, eps_b / m), eps_b)
     eps_t = min(max(eps_b / m, 8.0 * MEDIAN_TARGET_LOG_ODDS / max(n_samples, 1)), eps_b / (2 * k))
-    return np.where(is_target, eps_t, (eps_b - k * eps_t) / (m - k))
+    return shares_within(np.where(is_target, eps_t, (eps_b - k * eps_t) / (m - k)), eps_b)
 
 
 def scale_only_rule(eps_cols, n_samples, is_target):
@@ -1252,12 +1252,14 @@ def fit_bounds(
     sizes = [u.size for u in units]
     if window_features and coarse_rule(eps_units, stacked.shape[0], unit_target, sizes):
         pooled = np.flatnonzero(~unit_target & ~scale_only)
-        total = float(np.sum(eps_units[pooled]))
+        former = eps_units[pooled].copy()
+        total = float(np.sum(former))
         eps_units = eps_units.copy()
         eps_units[pooled] *= 1.0 - COARSE_FRACTION
         eps_coarse = total - float(np.sum(eps_units[pooled]))  # COARSE_FRACTION of total
-        while eps_coarse + float(np.sum(eps_units[pooled])) > total:  # round-off: never more
-            eps_coarse = float(np.nextafter(eps_coarse, 0.0))
+        # round-off: the stage and the pooled units never exceed their former parts, exactly
+        parts = shares_within([eps_coarse, *eps_units[pooled]], former, lower=0)
+        eps_coarse = float(parts[0])
         cols = np.concatenate([units[k] for k in pooled])
         coarse = private_coarse_range_unchecked(
             stacked[:, cols], eps_coarse, DEFAULT_CANDIDATE_RANGE, COARSE_WIDTH, rng

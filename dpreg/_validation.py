@@ -7,6 +7,7 @@ sampler.
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -298,3 +299,51 @@ def check_fit_rows(estimator, n, method):
         raise ValueError(
             f"{method} needs the data of the fit: it has {n_fit} rows, X has {int(n)}."
         )
+
+
+def shares_within(parts, total, lower=None):
+    """Budget parts whose *exact* sum is at most ``total`` (basic composition, stated exactly).
+
+    A split computed in floats (``eps * share``, ``eps - part``) can add up to one float step
+    more than the total it splits (the session-21 audits found excesses of about 1e-16
+    relative in about one case in six), and comparing the float sum with the total does not
+    catch every case, since that sum is itself rounded. ``math.fsum`` of the parts and
+    ``-total`` is the exact difference rounded once, so its sign is exact; while it is
+    positive, the part at index ``lower`` (default: the largest) is lowered by one float step.
+    ``total`` may be a sequence: the bound is then the exact sum of its floats. Returns a
+    float array. Public inputs only: run it when the split is planned.
+
+    Examples
+    --------
+    >>> from dpreg._validation import shares_within
+    >>> parts = shares_within([0.1, 0.2], 0.3)  # 0.1 + 0.2 exceeds 0.3 in exact arithmetic
+    >>> import math
+    >>> math.fsum([*parts, -0.3]) <= 0
+    True
+    """
+    parts = np.array(parts, dtype=float, copy=True).ravel()
+    # ``total`` may be several floats: their exact sum is the bound
+    minus = [-float(t) for t in np.atleast_1d(np.asarray(total, dtype=float))]
+    while math.fsum([*parts.tolist(), *minus]) > 0:
+        k = int(np.argmax(parts)) if lower is None else int(lower)
+        parts[k] = np.nextafter(parts[k], 0.0)
+    return parts
+
+
+def equal_share(total, k):
+    """``total / k``, lowered by float steps until ``k`` copies add up to at most ``total``
+    exactly (:func:`shares_within` for ``k`` equal parts; the quotient is rounded, so ``k``
+    times it can exceed ``total`` by a float step).
+
+    Examples
+    --------
+    >>> from dpreg._validation import equal_share
+    >>> import math
+    >>> math.fsum([equal_share(0.7, 6)] * 6) <= 0.7
+    True
+    """
+    k = int(k)
+    share = float(total) / k
+    while math.fsum([share] * k + [-float(total)]) > 0:
+        share = float(np.nextafter(share, 0.0))
+    return share

@@ -77,6 +77,7 @@ from .._validation import (
     check_random_state,
     check_release_epsilon,
     check_unit_sample_weight,
+    shares_within,
 )
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
@@ -1203,8 +1204,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         eps_lam = eps * float(self.ridge_share) if self.ridge == "adaptive" else 0.0
         # basic composition: eps_T + eps_y + eps_c + eps_lam + eps_b + eps_clip = eps
         eps_T = eps - eps_y - eps_c - eps_lam - eps_b - eps_clip
-        while eps_T + eps_y + eps_c + eps_lam + eps_b + eps_clip > eps:  # no round-off excess
-            eps_T = float(np.nextafter(eps_T, 0.0))
+        # no round-off excess, exactly (a float comparison of the rounded sum missed some)
+        parts = shares_within([eps_T, eps_y, eps_c, eps_lam, eps_b, eps_clip], eps, lower=0)
+        eps_T = float(parts[0])
         plan = make_plan(layout, eps_T, delta, self.norm, self.mechanism, self.release, self.split)
         rng = check_random_state(self.random_state) if rng is None else rng
         # a weighted term fl(fl(w a_j) a_k) has one more rounding: n + 1 covers it

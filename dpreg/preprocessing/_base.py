@@ -15,7 +15,7 @@ from .._bounds import (
     clip,
     private_bounds_unchecked,
 )
-from .._validation import check_random_state
+from .._validation import check_random_state, shares_within
 from ..accounting import check_accountant
 from ..tools._common import check_release_epsilon, check_shares
 from ..tools._moments import _check_var_width
@@ -75,7 +75,9 @@ class PrivateTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimat
         lower, upper = self._checked_bounds(private, p, candidate_range)
         # the budget split, computed once: checked here and used as is after the spend
         eps_bounds = share * epsilon if private else 0.0
-        eps_left = epsilon - eps_bounds
+        # exactly within epsilon (basic composition): the rounded difference could add up
+        # to one float step more
+        eps_bounds, eps_left = shares_within([eps_bounds, epsilon - eps_bounds], epsilon, lower=1)
         if private:
             check_shares([eps_bounds / (2 * p)])  # the share of private_bounds_unchecked
         self._check_shares(eps_left, X.shape[0], p)

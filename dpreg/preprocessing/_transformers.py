@@ -36,6 +36,7 @@ import numbers
 import numpy as np
 
 from .._bounds import DEFAULT_CANDIDATE_RANGE, DEFAULT_LEVELS, DEFAULT_WIDEN, PublicBox
+from .._validation import equal_share
 from ..tools._common import check_shares
 from ..tools._moments import (
     mean_sum_sensitivity,
@@ -348,11 +349,11 @@ class PrivateStandardScaler(PrivateTransformerBase):
     def _check_shares(self, epsilon, n, p):
         # the shares and sensitivities of _fit_private's 2 p releases
         sens = max(mean_sum_sensitivity(n), var_z_sensitivity(n))
-        check_shares([epsilon / (2 * p)], sens)
+        check_shares([equal_share(epsilon, 2 * p)], sens)
 
     def _fit_private(self, X, lower, upper, epsilon, rng):
         p = X.shape[1]
-        eps_each = epsilon / (2 * p)
+        eps_each = equal_share(epsilon, 2 * p)  # 2 p releases, exactly within epsilon
         mean, var = np.empty(p), np.empty(p)
         for j in range(p):
             if upper[j] > lower[j]:
