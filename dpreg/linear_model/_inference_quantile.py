@@ -47,6 +47,7 @@ from .._validation import (
     check_epsilon,
     check_random_state,
     check_release_epsilon,
+    shares_within,
     warn_if_released_again,
 )
 from ._inference import (
@@ -237,8 +238,9 @@ def release_curvature(estimator, X, y, epsilon, accountant=None, random_state=No
             f"release_curvature needs the data of the fit: it has {fit.n} rows, X has {n}."
         )
     epsilon = check_release_epsilon(epsilon)
-    eps_gram = GRAM_SHARE * epsilon
-    eps_s = epsilon - eps_gram
+    eps_gram, eps_s = shares_within(
+        [GRAM_SHARE * epsilon, epsilon - GRAM_SHARE * epsilon], epsilon, lower=1
+    ).tolist()  # exactly within epsilon
     level, h, k = window_level(n, fit.tau, eps_s)
     lo_r, hi_r, measure = _residual_range(fit)
     reach = max(abs(lo_r), abs(hi_r))  # public: every clipped |residual| is in [0, reach]

@@ -124,6 +124,8 @@ from .._validation import (
     check_norm,
     check_random_state,
     check_unit_sample_weight,
+    equal_share,
+    shares_within,
 )
 from ..accounting import check_accountant
 from ..exceptions import PrivacyLeakWarning
@@ -680,9 +682,12 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             norm = choose_norm(list(sens), list(sens.values()), dim=dim)
         sensitivity = gradient_sensitivity(norm, dim)
         n_problems = 1 if len(classes) == 2 else len(classes)
-        eps_problem = epsilon / n_problems
-        eps_amp = AMP_SHARE * eps_problem
-        eps_op = eps_problem - eps_amp
+        # every split exactly within its total (basic composition; float round-off could
+        # add a float step: dpreg._validation.shares_within)
+        eps_problem = equal_share(epsilon, n_problems)
+        eps_amp, eps_op = shares_within(
+            [AMP_SHARE * eps_problem, eps_problem - AMP_SHARE * eps_problem], eps_problem, lower=1
+        ).tolist()
         alpha, l1_ratio = float(self.alpha), float(self.l1_ratio)
         ridge, n_free = alpha * (1.0 - l1_ratio), int(self.fit_intercept)
         l1 = alpha * l1_ratio
@@ -768,8 +773,9 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         if norm == "auto":
             norm = choose_softmax_norm(dim, K)
         sensitivity = softmax_sensitivity(norm, dim)
-        eps_amp = AMP_SHARE * epsilon
-        eps_op = epsilon - eps_amp
+        eps_amp, eps_op = shares_within(
+            [AMP_SHARE * epsilon, epsilon - AMP_SHARE * epsilon], epsilon, lower=1
+        ).tolist()
         ridge, n_free = float(self.alpha), int(self.fit_intercept)
         if isinstance(self.q, str):
             q = default_q_softmax(eps_op, dim, K, norm, n_samples, ridge)

@@ -74,7 +74,7 @@ from .._bounds import (
     split_budget,
     unscale_coefficients,
 )
-from .._validation import check_bounds, check_epsilon, check_random_state
+from .._validation import check_bounds, check_epsilon, check_random_state, shares_within
 from ..accounting import check_accountant
 from ..noise import KNormMechanism, choose_norm
 from ._certify import (
@@ -367,8 +367,9 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
         norm = choose_norm(cands, sens_all, dim=dim) if len(cands) > 1 else cands[0]
         sensitivity = sens_all[cands.index(norm)]
         row_sq = float(dim) if box is None else float(np.sum(np.maximum(box[0] ** 2, box[1] ** 2)))
-        eps_amp = AMP_SHARE * epsilon
-        eps_op = epsilon - eps_amp
+        eps_amp, eps_op = shares_within(
+            [AMP_SHARE * epsilon, epsilon - AMP_SHARE * epsilon], epsilon, lower=1
+        ).tolist()  # exactly within epsilon
         h = default_bandwidth(n, dim, eps_op) if self.bandwidth == "auto" else float(self.bandwidth)
         lam = hessian_bound(row_sq, h)
         if isinstance(self.q, str):

@@ -49,6 +49,7 @@ from .._validation import (
     check_fit_rows,
     check_random_state,
     check_release_epsilon,
+    equal_share,
     warn_if_released_again,
 )
 from ..noise import LinfKNormCoordinate
@@ -177,7 +178,7 @@ def release_scale(
     epsilon = check_release_epsilon(epsilon)
     public = getattr(estimator, "public_scale_", None)
     n_levels = 4 if public is None else 2
-    eps_each = epsilon / (n_levels * d)
+    eps_each = equal_share(epsilon, n_levels * d)  # n_levels * d draws, exactly within
     levels, a = quantile_levels(n, eps_each)
     if public is not None:
         levels = levels[1:3]

@@ -55,6 +55,7 @@ from .._bounds import (
     check_share,
     private_median_mad_unchecked,
 )
+from .._validation import shares_within
 
 PRIVATE = "private"
 #: s_j = SCALE_FACTOR * private MAD_j (see the module docstring).
@@ -104,9 +105,7 @@ def scale_epsilon(share, epsilon, n_samples, n_features):
         share = SCALE_RANKS * 2.0 * n_features / (max(n_samples, 1) * epsilon)
         share = min(max(share, MIN_SHARE), MAX_SHARE)
     eps_s = float(share) * epsilon
-    rest = epsilon - eps_s
-    if eps_s + rest > epsilon:
-        rest = float(np.nextafter(rest, 0.0))
+    eps_s, rest = shares_within([eps_s, epsilon - eps_s], epsilon, lower=1).tolist()
     return eps_s, rest
 
 
