@@ -55,6 +55,16 @@ def _positive_float(text):
     return value
 
 
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be an integer >= 1")
+    return value
+
+
 def _folds(text):
     try:
         value = int(text)
@@ -344,7 +354,10 @@ def build_parser():
             help="privacy budgets to compare (each the total epsilon of one fit)",
         )
         p.add_argument(
-            "--repeats", type=int, default=1, help="private fits per fold and epsilon (default 1)"
+            "--repeats",
+            type=_positive_int,
+            default=1,
+            help="private fits per fold and epsilon, at least 1 (default 1)",
         )
         p.add_argument("--seed", type=int, default=0, help="seed of folds and noise")
         p.add_argument(

@@ -214,15 +214,24 @@ def test_compare_needs_target_and_rows(capsys, linear_csv, tmp_path):
         ["compare", "f.csv", "--model", "linear", "--epsilon", "0"],
         ["compare", "f.csv", "--model", "linear", "--epsilon", "nan"],
         ["demo", "--cv", "1"],
+        ["compare", "f.csv", "--model", "linear", "--repeats", "0"],
+        ["compare", "f.csv", "--model", "linear", "--repeats", "-2"],
+        ["compare", "f.csv", "--model", "linear", "--repeats", "1.5"],
+        ["demo", "--repeats", "0"],
     ],
 )
 def test_bad_arguments_exit_2_without_traceback(capsys, argv):
-    """argparse errors (unknown model, epsilon <= 0, one fold) exit 2 with a usage line."""
+    """argparse errors (unknown model, epsilon <= 0, one fold, repeats < 1) exit 2 with a
+    usage line, before any file is read or any fit runs (audit s21 finding 11: --repeats 0
+    printed a table of n/a and exited 0)."""
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert "error:" in err and "Traceback" not in err
+    if "--repeats" in argv:
+        assert "argument --repeats" in err
+        assert "must be an integer >= 1" in err or "is not an integer" in err
 
 
 def test_console_script_error_is_one_line(tmp_path):
