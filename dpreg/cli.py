@@ -3,6 +3,8 @@
 * ``dpreg demo`` -- fit every private estimator on offline data over a grid of epsilon, next to
   its non-private scikit-learn baseline, print a table and write a PNG of utility vs epsilon.
 * ``dpreg compare FILE --target COL --model MODEL`` -- the same comparison on your own CSV.
+  The fits are differentially private; the held-out scores are not (both commands say so under
+  the table and print the total epsilon and delta their fits spent).
 * ``dpreg noise`` -- per-coordinate noise of the K-norm and Gaussian mechanisms.
 """
 
@@ -55,6 +57,16 @@ def _positive_float(text):
     return value
 
 
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be an integer >= 1")
+    return value
+
+
 def _folds(text):
     try:
         value = int(text)
@@ -94,6 +106,59 @@ def _report_outputs(rows, tasks, csv_path, png_path, no_plot, out=None):
         print(f"wrote {png_path}", file=out)
 
 
+def _evaluate_charged(tasks, epsilons, cv, args):
+    """Run :func:`~dpreg.compare.evaluate` and return ``(rows, n_spends, (epsilon, delta))``.
+
+    The private fits are given ``accountant=None``, so each is charged to the default
+    accountant (the session's global ledger, or a budget the caller made default). The spends
+    this run recorded in that ledger are composed as the ledger composes them.
+    """
+    from .accounting import BudgetAccountant
+    from .compare import evaluate
+
+    ledger = BudgetAccountant.default()
+    before = len(ledger)
+    rows = evaluate(
+        tasks,
+        epsilons,
+        cv=cv,
+        repeats=args.repeats,
+        random_state=args.seed,
+        progress=not args.no_progress,
+    )
+    spends = ledger.ledger[before:]
+    return rows, len(spends), ledger.total(spends)
+
+
+def _print_reading(n_spends, spent, public_data, out):
+    """What the table is and what it cost: the caveat of ``dpreg demo`` and ``dpreg compare``."""
+    print(
+        "\nReading the table: every cell is the held-out metric averaged over folds (± its sd). "
+        "Each private fit is\n(epsilon, delta)-DP for its training fold, but the scores are "
+        "computed without noise on the held-out\nrows: they are an evaluation for the analyst "
+        "to read, not a private release. Running the whole grid\nwith cross-validation spends "
+        "much more than one fit:",
+        file=out,
+    )
+    print(
+        f"privacy spent by this run: epsilon={spent[0]:.6g}, delta={spent[1]:.3g} "
+        f"({n_spends} private fits, composed in the default accountant's ledger).",
+        file=out,
+    )
+    if public_data:
+        print(
+            "That is fine on public demo data but not on private data (see docs/accounting.md).",
+            file=out,
+        )
+    else:
+        print(
+            "warning: these scores are not private. On private data, do not publish the table, "
+            "the CSV or the plot;\nchoose settings on public or synthetic data like yours, then "
+            "fit once (see docs/accounting.md).",
+            file=out,
+        )
+
+
 # ----------------------------------------------------------------------------------------------
 # dpreg demo
 # ----------------------------------------------------------------------------------------------
@@ -101,7 +166,7 @@ def _report_outputs(rows, tasks, csv_path, png_path, no_plot, out=None):
 
 def run_demo(args, out=None):
     out = sys.stdout if out is None else out
-    from .compare import evaluate, format_results
+    from .compare import format_results
     from .demo import DEMO_EPSILONS, demo_tasks
 
     epsilons = args.epsilon or (DEMO_EPSILONS[1::2] if args.quick else DEMO_EPSILONS)
@@ -114,22 +179,9 @@ def run_demo(args, out=None):
         file=out,
     )
     t0 = time.perf_counter()
-    rows = evaluate(
-        tasks,
-        epsilons,
-        cv=cv,
-        repeats=args.repeats,
-        random_state=args.seed,
-        progress=not args.no_progress,
-    )
+    rows, n_spends, spent = _evaluate_charged(tasks, epsilons, cv, args)
     print(format_results(rows, tasks, cv, args.repeats), file=out)
-    print(
-        "\nReading the table: every cell is the held-out metric averaged over folds (± its sd). "
-        "Each private fit is\n(epsilon, delta)-DP for its training fold; running the whole grid "
-        "with CV spends much more in total,\nwhich is fine on public demo data but not on "
-        "private data (see docs/accounting.md).",
-        file=out,
-    )
+    _print_reading(n_spends, spent, public_data=True, out=out)
     csv_path, png_path = _outputs(args.out, "dpreg-demo")
     _report_outputs(rows, tasks, csv_path, png_path, args.no_plot, out=out)
     if not args.quick:
@@ -305,19 +357,13 @@ def _load_compare_task(args, err=None):
 def run_compare(args, out=None, err=None):
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    from .compare import evaluate, format_results
+    from .compare import format_results
 
     task = _load_compare_task(args, err=err)
     epsilons = args.epsilon or [0.5, 1.0, 2.0, 4.0]
-    rows = evaluate(
-        [task],
-        epsilons,
-        cv=args.cv,
-        repeats=args.repeats,
-        random_state=args.seed,
-        progress=not args.no_progress,
-    )
+    rows, n_spends, spent = _evaluate_charged([task], epsilons, args.cv, args)
     print(format_results(rows, [task], args.cv, args.repeats), file=out)
+    _print_reading(n_spends, spent, public_data=False, out=out)
     csv_path, png_path = _outputs(args.out, "dpreg-compare")
     _report_outputs(rows, [task], csv_path, png_path, args.no_plot, out=out)
     return 0
@@ -344,7 +390,10 @@ def build_parser():
             help="privacy budgets to compare (each the total epsilon of one fit)",
         )
         p.add_argument(
-            "--repeats", type=int, default=1, help="private fits per fold and epsilon (default 1)"
+            "--repeats",
+            type=_positive_int,
+            default=1,
+            help="private fits per fold and epsilon, at least 1 (default 1)",
         )
         p.add_argument("--seed", type=int, default=0, help="seed of folds and noise")
         p.add_argument(

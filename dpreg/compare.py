@@ -11,10 +11,14 @@ curves when matplotlib is installed.
 Privacy accounting
 ------------------
 Every private fit spends its own ``epsilon`` on the training part of one fold. Cross-validation
-therefore spends ``n_folds * epsilon`` per grid point on the data set as a whole (folds overlap),
-and the whole grid spends the sum. The comparison is a tool for *choosing* settings on public
-or synthetic data similar to the private data; publishing the table computed on private data
-is not covered by the per-fit guarantee.
+therefore spends ``n_folds * repeats * epsilon`` per grid point on the data set as a whole
+(folds overlap), and the whole grid spends the sum. The fits are differentially private; the
+*scores* are not: they are computed without noise on the held-out rows (and so is each row's
+``seconds``, the fits' running time). They are an evaluation for the analyst, not a release,
+which is why the rows of the private estimator are labelled ``kind="dp_fit"`` and the table
+heads them "DP fit; score not private". The comparison is a tool for *choosing* settings on
+public or synthetic data similar to the private data; publishing the table computed on
+private data is not covered by the per-fit guarantee.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from .exceptions import PTRTestFailedError
 
 __all__ = [
+    "DP_FIT",
+    "DP_FIT_LABEL",
     "CoordinateMedian",
     "SampleMean",
     "Task",
@@ -104,6 +110,12 @@ METRIC_LABELS = {
     "location": "error vs held-out median, in robust SDs (lower is better)",
     "centre": "distance to the true centre (lower is better)",
 }
+
+#: ``kind`` of the result rows of the private estimator: its fits are differentially private,
+#: its held-out scores are not (they are exact functions of the held-out rows).
+DP_FIT = "dp_fit"
+#: How tables and plots label the private estimator's scores.
+DP_FIT_LABEL = "DP fit; score not private"
 
 
 @dataclass
@@ -210,10 +222,13 @@ def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, ou
     Returns
     -------
     list of dict
-        Keys: ``task, model, kind ("private"/"baseline"), epsilon (nan for baselines), metric,
+        Keys: ``task, model, kind ("dp_fit"/"baseline"), epsilon (nan for baselines), metric,
         mean, std, n_scores, n_failed, seconds, note, warnings``. ``warnings`` lists, per
         category, how many private fits emitted it and the first message (private fits are
-        never silenced; baselines' convergence warnings are).
+        never silenced; baselines' convergence warnings are). The scores of a ``"dp_fit"``
+        row come from differentially private fits but are computed without noise on the
+        held-out rows, so they are not private; neither is ``seconds`` (wall time, a function
+        of the data), which :func:`write_csv` leaves out.
     """
     from tqdm.auto import tqdm
 
@@ -299,7 +314,7 @@ def evaluate(tasks, epsilons, cv=5, repeats=1, random_state=0, progress=True, ou
                     dict(
                         task=task.name,
                         model=task.private_name,
-                        kind="private",
+                        kind=DP_FIT,
                         epsilon=eps,
                         metric=task.metric,
                         mean=mean,
@@ -331,7 +346,7 @@ def format_results(rows, tasks, cv, repeats=1):
     for task in tasks:
         mine = [r for r in rows if r["task"] == task.name]
         base = [r for r in mine if r["kind"] == "baseline"]
-        priv = [r for r in mine if r["kind"] == "private"]
+        priv = [r for r in mine if r["kind"] == DP_FIT]
         n, p = np.asarray(task.X).shape
         lines.append("")
         lines.append(f"== {task.name}  (n={n}, features={p})")
@@ -341,7 +356,8 @@ def format_results(rows, tasks, cv, repeats=1):
             f"   metric: {METRIC_LABELS[task.metric]}; {cv}-fold CV, mean ± sd over folds"
             + (f" x {repeats} noise draws" if repeats > 1 else "")
         )
-        titles = [task.private_name + " (private)"] + [b["model"] + " (non-private)" for b in base]
+        titles = [f"{task.private_name} ({DP_FIT_LABEL})"]
+        titles += [b["model"] + " (non-private)" for b in base]
         widths = [max(len(t), 18) for t in titles]
         lines.append(f"   {'epsilon':>8}" + "".join(f"  {t:<{w}}" for t, w in zip(titles, widths)))
         for r in priv:
@@ -359,7 +375,11 @@ def format_results(rows, tasks, cv, repeats=1):
 
 
 def write_csv(rows, path):
-    """Write result rows to ``path`` as CSV (no pandas needed)."""
+    """Write result rows to ``path`` as CSV (no pandas needed).
+
+    Every key of the rows but ``seconds``: the fits' running time is a function of the data
+    (not private) and says nothing about utility.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     keys = [
@@ -372,7 +392,6 @@ def write_csv(rows, path):
         "std",
         "n_scores",
         "n_failed",
-        "seconds",
         "note",
         "warnings",
     ]
@@ -415,7 +434,7 @@ def plot_results(rows, tasks, path):
     folds = sorted({r["n_scores"] for r in rows if r["kind"] == "baseline"})
     for ax, task in zip(axes.ravel(), tasks):
         mine = [r for r in rows if r["task"] == task.name]
-        priv = [r for r in mine if r["kind"] == "private" and np.isfinite(r["mean"])]
+        priv = [r for r in mine if r["kind"] == DP_FIT and np.isfinite(r["mean"])]
         shown = []  # every mean - sd and mean + sd drawn, for the axis limits
         if priv:
             eps = np.array([r["epsilon"] for r in priv])
@@ -427,7 +446,7 @@ def plot_results(rows, tasks, path):
                 yerr=std,
                 marker="o",
                 capsize=3,
-                label=f"{task.private_name} (private), mean ± sd",
+                label=f"{task.private_name} ({DP_FIT_LABEL}), mean ± sd",
             )
             shown += [mean - std, mean + std]
         else:
@@ -452,7 +471,7 @@ def plot_results(rows, tasks, path):
                 )
             shown += [np.array([b["mean"] - b["std"], b["mean"] + b["std"]])]
         ax.set_xscale("log")
-        grid = [r["epsilon"] for r in mine if r["kind"] == "private" and r["epsilon"] > 0]
+        grid = [r["epsilon"] for r in mine if r["kind"] == DP_FIT and r["epsilon"] > 0]
         if grid:  # explicit limits: a task whose fits all released nothing has no points
             ax.set_xlim(min(grid) / 1.5, max(grid) * 1.5)
             ax.set_xticks(sorted(set(grid)), [f"{e:g}" for e in sorted(set(grid))])

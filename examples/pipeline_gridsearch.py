@@ -1,8 +1,11 @@
 """Private estimators in a Pipeline and GridSearchCV, with a shared privacy budget.
 
 ``GridSearchCV`` clones the estimator for every candidate and fold; a
-:class:`dpreg.BudgetAccountant` passed as a parameter is shared by all clones, so the ledger
-shows what the whole search spent (sequential composition) and stops it before it overruns.
+:class:`dpreg.BudgetAccountant` passed as a parameter is shared by all clones, in this process
+and in the worker processes of ``n_jobs``, so the ledger shows what the whole search spent
+(sequential composition) and stops it before it overruns. Pass ``error_score="raise"``: with
+scikit-learn's default a fit refused for lack of budget becomes a NaN score and the search
+silently picks another candidate.
 
 What is and is not covered: every fit is charged to the accountant, so all fitted models
 together are (spent epsilon)-DP by sequential composition. The *validation scores* that
@@ -58,7 +61,8 @@ grid = GridSearchCV(
     pipe,
     {"clf__epsilon": [0.5, 2.0], "clf__norm": ["linf", "l2"]},
     cv=3,
-    n_jobs=1,  # the shared ledger lives in this process
+    n_jobs=2,  # the ledger is a file: fits in the worker processes are charged to it too
+    error_score="raise",  # a refused fit stops the search instead of becoming a NaN score
 )
 grid.fit(X_tr, y_tr)
 print("best parameters:", grid.best_params_)

@@ -214,15 +214,24 @@ def test_compare_needs_target_and_rows(capsys, linear_csv, tmp_path):
         ["compare", "f.csv", "--model", "linear", "--epsilon", "0"],
         ["compare", "f.csv", "--model", "linear", "--epsilon", "nan"],
         ["demo", "--cv", "1"],
+        ["compare", "f.csv", "--model", "linear", "--repeats", "0"],
+        ["compare", "f.csv", "--model", "linear", "--repeats", "-2"],
+        ["compare", "f.csv", "--model", "linear", "--repeats", "1.5"],
+        ["demo", "--repeats", "0"],
     ],
 )
 def test_bad_arguments_exit_2_without_traceback(capsys, argv):
-    """argparse errors (unknown model, epsilon <= 0, one fold) exit 2 with a usage line."""
+    """argparse errors (unknown model, epsilon <= 0, one fold, repeats < 1) exit 2 with a
+    usage line, before any file is read or any fit runs (audit s21 finding 11: --repeats 0
+    printed a table of n/a and exited 0)."""
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert "error:" in err and "Traceback" not in err
+    if "--repeats" in argv:
+        assert "argument --repeats" in err
+        assert "must be an integer >= 1" in err or "is not an integer" in err
 
 
 def test_console_script_error_is_one_line(tmp_path):
@@ -292,13 +301,13 @@ def test_evaluate_error_shrinks_with_epsilon():
         "NoisyMedian",
     )
     rows = evaluate([task], [0.1, 100.0], cv=4, repeats=3, progress=False)
-    priv = {r["epsilon"]: r for r in rows if r["kind"] == "private"}
+    priv = {r["epsilon"]: r for r in rows if r["kind"] == "dp_fit"}
     base = [r for r in rows if r["kind"] == "baseline"][0]
     assert priv[0.1]["n_scores"] == 12 and base["n_scores"] == 4
     assert priv[0.1]["mean"] > 3 * priv[100.0]["mean"]
     assert priv[100.0]["mean"] == pytest.approx(base["mean"], rel=0.2)
     text = format_results(rows, [task], cv=4, repeats=3)
-    assert "NoisyMedian (private)" in text and "median (non-private)" in text
+    assert "NoisyMedian (DP fit; score not private)" in text and "median (non-private)" in text
 
 
 def test_evaluate_shows_warnings_of_private_fits_and_hides_none():
@@ -314,7 +323,7 @@ def test_evaluate_shows_warnings_of_private_fits_and_hides_none():
     X = np.random.default_rng(0).normal(size=(60, 2))
     task = Task("toy", X, None, lambda e, s: Warns(e, s), {"m": CoordinateMedian}, "location", "W")
     rows = evaluate([task], [1.0], cv=3, progress=False)
-    priv = [r for r in rows if r["kind"] == "private"][0]
+    priv = [r for r in rows if r["kind"] == "dp_fit"][0]
     assert priv["warnings"] == "UserWarning in 3 of 3 fits: chain may not have converged"
     text = format_results(rows, [task], cv=3)
     assert "warning (private fit, epsilon=1): UserWarning in 3 of 3 fits" in text
@@ -345,7 +354,7 @@ def test_write_csv_roundtrip(tmp_path):
         dict(
             task="t",
             model="m",
-            kind="private",
+            kind="dp_fit",
             epsilon=1.0,
             metric="r2",
             mean=0.5,
@@ -414,7 +423,7 @@ def test_compare_multiclass_text_labels_and_index_column(capsys, iris_csv, tmp_p
     with open(tmp_path / "r.csv") as fh:
         rows = {r["kind"]: r for r in csv.DictReader(fh)}
     assert float(rows["baseline"]["mean"]) > 0.7  # sepal features alone: about 0.8
-    assert 1 / 3 - 0.2 < float(rows["private"]["mean"]) <= 1.0
+    assert 1 / 3 - 0.2 < float(rows["dp_fit"]["mean"]) <= 1.0
 
 
 def test_compare_labels_from_data_are_warned(capsys, iris_csv, tmp_path):
@@ -482,11 +491,11 @@ def test_compare_runs_each_model(capsys, linear_csv, tmp_path, model):
     rc = main(argv)
     captured = capsys.readouterr()
     assert rc == 0, captured.err
-    assert "(private)" in captured.out and "(non-private)" in captured.out
+    assert "(DP fit; score not private)" in captured.out and "(non-private)" in captured.out
     assert "NOT differentially private" not in captured.err
     with open(tmp_path / "res.csv") as fh:
         rows = list(csv.DictReader(fh))
-    priv = [r for r in rows if r["kind"] == "private"]
+    priv = [r for r in rows if r["kind"] == "dp_fit"]
     assert priv and all(r["note"] == "" or "released nothing" in r["note"] for r in priv)
     assert (tmp_path / "res.png").stat().st_size > 1000
 
@@ -520,6 +529,61 @@ def test_compare_warns_when_bounds_come_from_data(capsys, linear_csv, tmp_path):
     assert (tmp_path / "dpreg-compare.csv").exists()
 
 
+def _linear_compare_argv(linear_csv, out):
+    argv = ["compare", str(linear_csv), "--target", "y", "--model", "linear"]
+    argv += ["--features", "a", "b", "--bounds", "-1", "1", "--target-bounds", "-2", "2"]
+    return argv + ["--cv", "3", "--no-progress", "--no-plot", "--out", str(out)]
+
+
+def test_compare_says_its_scores_are_not_private_and_prints_the_spend(capsys, linear_csv, tmp_path):
+    """Audit s21 finding 3: on the user's own (private) CSV the held-out scores are exact,
+    yet they were headed "(private)", the CSV said kind=private and kept each fit's running
+    time (a function of the data), no caveat was printed and no total spend. Now the heading
+    and the CSV say "DP fit; score not private", a warning follows the table, and the total
+    (epsilon, delta) the run's fits charged to the ledger is printed."""
+    from dpreg import BudgetAccountant
+
+    argv = _linear_compare_argv(linear_csv, tmp_path / "r.csv") + ["--epsilon", "1", "2"]
+    ledger = BudgetAccountant.default()
+    before = len(ledger)
+    rc = main(argv + ["--repeats", "2"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    charged = ledger.total(ledger.ledger[before:])
+    assert len(ledger) - before == 3 * 2 * 2  # folds x repeats x epsilons
+    assert charged == pytest.approx((3 * 2 * (1 + 2), 0.0))
+    out = captured.out
+    assert "(private)" not in out
+    assert "FunctionalLinearRegression (DP fit; score not private)" in out
+    assert "LinearRegression (non-private)" in out
+    assert "warning: these scores are not private" in out
+    assert "not a private release" in out
+    assert "privacy spent by this run: epsilon=18, delta=0 (12 private fits" in out
+    with open(tmp_path / "r.csv") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+    assert "seconds" not in reader.fieldnames
+    assert {r["kind"] for r in rows} == {"dp_fit", "baseline"}
+
+
+def test_demo_and_compare_share_the_reading_of_the_table(capsys, linear_csv, tmp_path):
+    """One caveat, worded once: the demo prints the same reading of the table and its spend,
+    and adds that spending so much is fine on its public data."""
+    rc = main(_linear_compare_argv(linear_csv, tmp_path / "c.csv") + ["--epsilon", "1"])
+    compare_out = capsys.readouterr().out
+    assert rc == 0
+    argv = ["demo", "--only", "linear", "--epsilon", "1", "--cv", "2", "--quick"]
+    rc = main(argv + ["--no-progress", "--no-plot", "--out", str(tmp_path / "d.csv")])
+    demo_out = capsys.readouterr().out
+    assert rc == 0
+    reading = compare_out[compare_out.index("Reading the table") :]
+    reading = reading[: reading.index("privacy spent by this run")]
+    assert reading in demo_out
+    assert "privacy spent by this run: epsilon=2, delta=0 (2 private fits" in demo_out
+    assert "public demo data" in demo_out and "public demo data" not in compare_out
+    assert "warning: these scores are not private" not in demo_out
+
+
 def test_demo_quick_prints_table_and_writes_plot(tmp_path):
     env = dict(os.environ, MPLBACKEND="Agg")
     proc = subprocess.run(
@@ -549,6 +613,6 @@ def test_demo_quick_prints_table_and_writes_plot(tmp_path):
         "LogisticRegression",
     }
     for r in rows:
-        if r["kind"] == "private":
+        if r["kind"] == "dp_fit":
             assert math.isfinite(float(r["mean"])), r
     assert (tmp_path / "dpreg-demo.png").stat().st_size > 5000

@@ -132,6 +132,34 @@ def test_every_example_is_listed():
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(CHECKS)
 
 
+def test_examples_pass_error_score_raise_to_sklearn_searches():
+    """docs/model_selection.md: with GridSearchCV and friends always pass error_score="raise",
+    or a fit refused for lack of budget silently becomes a NaN score and the search picks
+    another candidate. The examples are what users copy (audit s21 finding 12)."""
+    import ast
+
+    searches = {
+        "GridSearchCV",
+        "RandomizedSearchCV",
+        "HalvingGridSearchCV",
+        "HalvingRandomSearchCV",
+        "cross_val_score",
+        "cross_validate",
+    }
+    calls = []
+    for path in sorted(EXAMPLES.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            if name in searches:
+                value = {k.arg: k.value for k in node.keywords}.get("error_score")
+                raises = isinstance(value, ast.Constant) and value.value == "raise"
+                calls.append((path.name, node.lineno, name, raises))
+    assert any(c[0] == "pipeline_gridsearch.py" for c in calls)
+    assert all(c[3] for c in calls), [c[:3] for c in calls if not c[3]]
+
+
 @pytest.mark.parametrize("script", sorted(CHECKS))
 def test_example_runs_privately_and_prints_what_it_claims(script, tmp_path):
     if script in NEEDS_CLASSES and not HAS_PUBLIC_CLASSES:

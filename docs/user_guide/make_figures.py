@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dpreg.compare import METRIC_LABELS, evaluate  # noqa: E402
+from dpreg.compare import DP_FIT, METRIC_LABELS, evaluate  # noqa: E402
 from dpreg.demo import demo_tasks  # noqa: E402
 
 IMG = Path(__file__).resolve().parent / "img"
@@ -48,7 +48,7 @@ def figure(model):
     rows = evaluate(tasks, EPSILONS, cv=5, repeats=1 if model == "median" else 2, random_state=0)
     fig, ax = plt.subplots(figsize=(6, 4))
     for task, norm in zip(tasks, NORMS[model]):
-        priv = [r for r in rows if r["task"] == task.name and r["kind"] == "private"]
+        priv = [r for r in rows if r["task"] == task.name and r["kind"] == DP_FIT]
         eps = np.array([r["epsilon"] for r in priv])
         mean = np.array([r["mean"] for r in priv])
         std = np.array([r["std"] for r in priv])
@@ -58,7 +58,7 @@ def figure(model):
             colour = "grey" if r["model"] == "mean" else "black"
             ax.axhline(r["mean"], ls="--", color=colour, label=f"{r['model']} (non-private)")
     ax.set_xscale("log")
-    ticks = sorted({r["epsilon"] for r in rows if r["kind"] == "private"})
+    ticks = sorted({r["epsilon"] for r in rows if r["kind"] == DP_FIT})
     ax.set_xticks(ticks, [f"{e:g}" for e in ticks])
     ax.minorticks_off()
     ax.set_xlabel("epsilon (total budget of one fit)")
