@@ -544,9 +544,11 @@ def test_compare_says_its_scores_are_not_private_and_prints_the_spend(capsys, li
     from dpreg import BudgetAccountant
 
     argv = _linear_compare_argv(linear_csv, tmp_path / "r.csv") + ["--epsilon", "1", "2"]
-    ledger = BudgetAccountant.default()
-    before = len(ledger)
-    rc = main(argv + ["--repeats", "2"])
+    # a with-block makes this test's ledger the default: the session's global ledger is
+    # shared with the other pytest-xdist worker, whose spends would land in between
+    with BudgetAccountant() as ledger:
+        before = len(ledger)
+        rc = main(argv + ["--repeats", "2"])
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     charged = ledger.total(ledger.ledger[before:])
@@ -569,11 +571,15 @@ def test_compare_says_its_scores_are_not_private_and_prints_the_spend(capsys, li
 def test_demo_and_compare_share_the_reading_of_the_table(capsys, linear_csv, tmp_path):
     """One caveat, worded once: the demo prints the same reading of the table and its spend,
     and adds that spending so much is fine on its public data."""
-    rc = main(_linear_compare_argv(linear_csv, tmp_path / "c.csv") + ["--epsilon", "1"])
+    from dpreg import BudgetAccountant
+
+    with BudgetAccountant():  # this test's own default ledger (see the test above)
+        rc = main(_linear_compare_argv(linear_csv, tmp_path / "c.csv") + ["--epsilon", "1"])
     compare_out = capsys.readouterr().out
     assert rc == 0
     argv = ["demo", "--only", "linear", "--epsilon", "1", "--cv", "2", "--quick"]
-    rc = main(argv + ["--no-progress", "--no-plot", "--out", str(tmp_path / "d.csv")])
+    with BudgetAccountant():
+        rc = main(argv + ["--no-progress", "--no-plot", "--out", str(tmp_path / "d.csv")])
     demo_out = capsys.readouterr().out
     assert rc == 0
     reading = compare_out[compare_out.index("Reading the table") :]
