@@ -141,10 +141,17 @@ def _new_session():
 
 def _sync():
     """Bring this process's view of its sessions up to date (fork, late parent import)."""
-    global _pid, _own, _inherited
+    global _pid, _own, _inherited, _base
     if _pid != os.getpid():  # first call, or a forked child holding its parent's state
         env = os.environ.get(ENV)
         _pid, _own = os.getpid(), None
+        # A forked child holds copies of the parent's ``with`` stack and set_default()
+        # accountant as they were at fork time. Returning them would charge that ledger for
+        # the child's whole life (a fork pool outlives the block it was created in) while the
+        # parent's later blocks never reach it. Drop them: the child follows the default the
+        # parent publishes in its session, read at each fit, as spawned workers do.
+        _stack.clear()
+        _base = None
         _inherited = _parent_registered() or env
         if _inherited is None:
             _new_session()

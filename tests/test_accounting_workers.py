@@ -1,0 +1,74 @@
+"""The default accountant in worker processes: fork, forkserver, and fork-safety."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import dpreg
+
+ROOT = Path(dpreg.__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="fork and forkserver are POSIX-only")
+
+
+def _run_script(tmp_path, code, *args):
+    """Run ``code`` as a script file (forkserver workers re-import ``__main__`` from it)."""
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(code))
+    path = os.environ.get("PYTHONPATH", "")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), path])))
+    env.pop("DPREG_ACCOUNTING_SESSION", None)  # a fresh process tree, not pytest's session
+    out = subprocess.run(
+        [sys.executable, str(script), *map(str, args)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+_FORK_POOL = """
+import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
+
+from dpreg import BudgetAccountant
+
+
+def spend(_):
+    BudgetAccountant.default().spend(1.0)
+
+
+if __name__ == "__main__":
+    ctx = mp.get_context("fork")
+    with BudgetAccountant(epsilon=100.0) as A:
+        pool = ctx.Pool(2)  # forked inside block A: the workers hold copies of its stack
+        pool.map(spend, range(2), chunksize=1)
+    with BudgetAccountant(epsilon=100.0) as B:
+        pool.map(spend, range(2), chunksize=1)
+    glob = BudgetAccountant.default()
+    before = len(glob)
+    pool.map(spend, range(2), chunksize=1)
+    pool.close()
+    pool.join()
+    print(A.spent[0], B.spent[0], len(glob) - before)
+    C = BudgetAccountant(epsilon=100.0).set_default()
+    with ProcessPoolExecutor(2, mp_context=ctx) as ex:
+        list(ex.map(spend, range(2)))
+        D = BudgetAccountant(epsilon=100.0).set_default()
+        list(ex.map(spend, range(2)))
+    print(C.spent[0], D.spent[0])
+"""
+
+
+def test_forked_pool_follows_the_parents_current_default(tmp_path):
+    # audit s21 finding 1: workers forked inside ``with A`` (or after A.set_default()) kept
+    # charging A; a later block B or set_default(D) in the parent never reached them.
+    first, second = _run_script(tmp_path, _FORK_POOL).split("\n")[:2]
+    assert first.split() == ["2.0", "2.0", "2"]  # A: its own 2 fits; B: 2; global: 2
+    assert second.split() == ["2.0", "2.0"]  # C then D: 2 fits each
