@@ -72,3 +72,70 @@ def test_forked_pool_follows_the_parents_current_default(tmp_path):
     first, second = _run_script(tmp_path, _FORK_POOL).split("\n")[:2]
     assert first.split() == ["2.0", "2.0", "2"]  # A: its own 2 fits; B: 2; global: 2
     assert second.split() == ["2.0", "2.0"]  # C then D: 2 fits each
+
+
+_FORKSERVER_EARLY = """
+import multiprocessing as mp
+import os
+import sys
+
+
+def spend(_):
+    from dpreg import BudgetAccountant
+    from dpreg.exceptions import BudgetStoreError
+
+    try:
+        BudgetAccountant.default().spend(1.0)
+    except BudgetStoreError as exc:
+        return "refused: " + str(exc)
+    return "spent"
+
+
+def nested(_):
+    # a plain os.fork() in a worker: the grandchild follows the worker's block, not main's
+    from dpreg import BudgetAccountant
+
+    with BudgetAccountant(epsilon=10.0) as W:
+        pid = os.fork()
+        if pid == 0:
+            BudgetAccountant.default().spend(1.0)
+            os._exit(0)
+        os.waitpid(pid, 0)
+    return W.spent[0]
+
+
+if __name__ == "__main__":
+    ctx = mp.get_context("forkserver")
+    pool = ctx.Pool(2)  # the fork server starts before dpreg is imported
+    pool.map(len, ["a", "b"])
+    if sys.argv[1] == "unusable":  # a registry dpreg must not trust (group/world access)
+        registry = os.path.join(os.environ["TMPDIR"], f"dpreg-sessions-{os.getuid()}")
+        os.mkdir(registry)
+        os.chmod(registry, 0o755)
+    from dpreg import BudgetAccountant
+
+    with BudgetAccountant(epsilon=5.0) as acc:
+        results = pool.map(spend, range(2), chunksize=1)
+        nested_spent = pool.apply(nested, (0,))
+    pool.close()
+    pool.join()
+    print(acc.spent[0], nested_spent)
+    for r in results:
+        print(r)
+"""
+
+
+@pytest.mark.parametrize("registry", ["usable", "unusable"])
+def test_forkserver_started_before_import_follows_or_refuses(tmp_path, monkeypatch, registry):
+    # audit s21 finding 2: the workers of a fork server started before `import dpreg` had no
+    # variable and no registry entry from their OS parent (the fork server) and silently
+    # charged a private ledger with epsilon=inf; the with-block recorded nothing.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # a registry of this test's own
+    out = _run_script(tmp_path, _FORKSERVER_EARLY, registry).splitlines()
+    spent, nested_spent = map(float, out[0].split())
+    assert nested_spent == 1.0
+    if registry == "usable":  # found through multiprocessing.parent_process()
+        assert spent == 2.0 and out[1:] == ["spent", "spent"]
+    else:  # cannot be found: refused loudly, nothing charged anywhere
+        assert spent == 0.0 and len(out[1:]) == 2
+        assert all(r.startswith("refused: ") and "Import dpreg before" in r for r in out[1:])
