@@ -139,3 +139,42 @@ def test_forkserver_started_before_import_follows_or_refuses(tmp_path, monkeypat
     else:  # cannot be found: refused loudly, nothing charged anywhere
         assert spent == 0.0 and len(out[1:]) == 2
         assert all(r.startswith("refused: ") and "Import dpreg before" in r for r in out[1:])
+
+
+_FORK_WHILE_LOCKED = """
+import os
+import signal
+import threading
+
+from dpreg import BudgetAccountant
+from dpreg.accounting import _default
+
+held, release = threading.Event(), threading.Event()
+
+
+def hold():
+    with _default._lock:  # as a thread resolving the default (file I/O) would
+        held.set()
+        release.wait()
+
+
+glob = BudgetAccountant.default()  # shared with whoever else follows the same session
+before = len(glob)
+threading.Thread(target=hold, daemon=True).start()
+held.wait()
+pid = os.fork()
+if pid == 0:
+    signal.alarm(10)  # a child deadlocked on the copied lock is killed, not left hanging
+    BudgetAccountant.default().spend(0.5)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+release.set()
+print("ok" if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else f"hung {status}")
+print(len(glob) - before)
+"""
+
+
+def test_fork_while_another_thread_holds_the_lock(tmp_path):
+    # audit s21 finding 4: the child inherited the module lock held by a thread that does not
+    # exist in it, and its first default lookup blocked forever
+    assert _run_script(tmp_path, _FORK_WHILE_LOCKED).split() == ["ok", "1"]

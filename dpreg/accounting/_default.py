@@ -332,7 +332,11 @@ def set_base(acc):
 
 
 def _after_fork_in_child():
-    global _stale_mp_parent
+    global _lock, _stale_mp_parent
+    # The child has only the forking thread: a lock another thread held at the fork (it is
+    # held during file I/O) would never be released, and every default lookup would hang.
+    # The state it guards is re-derived in the child anyway (_sync on the new pid).
+    _lock = threading.RLock()
     # Runs before multiprocessing's bootstrap replaces the record in a worker it forks: what
     # is still there afterwards was inherited through a plain os.fork() (see _mp_parent).
     _stale_mp_parent = multiprocessing.process.parent_process()
