@@ -474,3 +474,24 @@ def test_estimators_validate_before_the_reserve(make):
         make(acc).fit(X, y)
     assert not isinstance(info.value, BudgetExceededError)
     assert len(acc) == 0
+
+
+def test_the_budget_is_read_only_and_spends_are_checked_against_the_stored_one(tmp_path):
+    # audit s21 finding 5: ``acc.epsilon = 5`` on a ledger created with 1.0 was accepted, and
+    # spends were admitted against the edited in-memory value (pickled copies carried it too)
+    acc = BudgetAccountant(epsilon=1.0, path=tmp_path / "l.sqlite")
+    for name, value in [("epsilon", 5.0), ("delta", 0.5), ("slack", 0.1), ("path", "x")]:
+        with pytest.raises(AttributeError, match="read-only"):
+            setattr(acc, name, value)
+    assert acc.epsilon == 1.0 and acc.path.endswith("l.sqlite")
+    with pytest.raises(BudgetExceededError):
+        acc.spend(3.0)
+    state = acc.__getstate__()
+    state["budget"] = (5.0, 0.0, 0.0)  # a copy whose budget was edited on the way
+    forged = BudgetAccountant.__new__(BudgetAccountant)
+    forged.__setstate__(state)
+    with pytest.raises(BudgetStoreError, match="carries"):
+        forged.spend(3.0)
+    assert BudgetAccountant(path=tmp_path / "l.sqlite").spent == (0.0, 0.0)
+    acc.spend(1.0)  # the real budget still works
+    assert pickle.loads(pickle.dumps(acc)).spent == (1.0, 0.0)

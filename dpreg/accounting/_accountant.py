@@ -170,8 +170,25 @@ class BudgetAccountant:
 
     def _attach(self, store, budget):
         self._store = store
-        self.epsilon, self.delta, self.slack = budget
-        self.path, self.ledger_id, self.timeout = store.path, store.ledger_id, store.timeout
+        self._budget = tuple(float(b) for b in budget)
+
+    # Read-only: a budget is fixed when its ledger is created. An assignable ``epsilon`` let
+    # ``acc.epsilon = 5`` admit spends past the stored budget and travel with pickled copies.
+    epsilon = property(lambda self: self._budget[0], doc="Total epsilon of the budget.")
+    delta = property(lambda self: self._budget[1], doc="Total delta of the budget.")
+    slack = property(lambda self: self._budget[2], doc="The delta' of advanced composition.")
+    path = property(lambda self: self._store.path, doc="Absolute path of the ledger file.")
+    ledger_id = property(lambda self: self._store.ledger_id, doc="Identifier of the ledger.")
+    timeout = property(lambda self: self._store.timeout, doc="Seconds to wait for a lock.")
+
+    def __setattr__(self, name, value):
+        if name in ("epsilon", "delta", "slack", "path", "ledger_id", "timeout"):
+            raise AttributeError(
+                f"BudgetAccountant.{name} is read-only: a budget and its ledger are fixed when "
+                "the ledger is created. Create a new BudgetAccountant (with another path) for "
+                "another budget."
+            )
+        super().__setattr__(name, value)
 
     # -------------------------------------------------------------- sharing and pickling
     # clone() deep-copies non-estimator parameters: returning self keeps one ledger.
@@ -354,7 +371,7 @@ class BudgetAccountant:
         :class:`~dpreg.exceptions.BudgetStoreError` if the ledger store cannot be used.
         """
         epsilon, delta = _check_spend(epsilon, delta)
-        recorded, before = self._store.reserve(epsilon, delta, self._fits)
+        recorded, before = self._store.reserve(epsilon, delta, self._fits, self._budget)
         if not recorded:
             raise self._refusal(epsilon, delta, before)
 
