@@ -495,3 +495,22 @@ def test_the_budget_is_read_only_and_spends_are_checked_against_the_stored_one(t
     assert BudgetAccountant(path=tmp_path / "l.sqlite").spent == (0.0, 0.0)
     acc.spend(1.0)  # the real budget still works
     assert pickle.loads(pickle.dumps(acc)).spent == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("spend", [(math.nan, 0.0), (-1.0, 0.0), (1.0, 2.0), (1.0, -0.1)])
+def test_total_and_compose_validate_the_spends(spend):
+    # audit s21 finding 9: these were composed as given, e.g. total([(nan, 0)]) == (nan, 0)
+    acc = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(ValueError):
+        acc.total([(0.1, 0.0), spend])
+    with pytest.raises(ValueError):
+        BudgetAccountant.compose([spend])
+
+
+@pytest.mark.parametrize("slack", [math.nan, -1.0, 1.0, 2.0])
+def test_compose_validates_the_slack(slack):
+    # a NaN or negative slack was silently treated as basic composition
+    with pytest.raises(ValueError, match="slack"):
+        BudgetAccountant.compose([(0.1, 0.0)] * 100, slack=slack)
+    with pytest.raises(ValueError, match="slack"):
+        BudgetAccountant(epsilon=1.0).total([(0.1, 0.0)], slack=slack)

@@ -50,6 +50,10 @@ def _check_spend(epsilon, delta):
     return float(epsilon), check_delta(delta)
 
 
+def _checked_sums(spends):
+    return sums_of(_check_spend(epsilon, delta) for epsilon, delta in spends)
+
+
 def _remove_private_dir(directory, owner_pid):
     # weakref.finalize also runs in a forked child that drops its copy: only the creator
     # may remove the store, or a child would pull the ledger from under its parent.
@@ -265,7 +269,9 @@ class BudgetAccountant:
     @staticmethod
     def compose(spends, slack=0.0):
         """Total ``(epsilon, delta)`` of a list of spends (the tighter of basic and advanced)."""
-        return compose_sums(sums_of(spends), slack)
+        # the same checks as spend(): a NaN compares False with everything, and a negative
+        # slack or spend would silently pass for basic composition or a smaller total
+        return compose_sums(_checked_sums(spends), check_delta(slack, "slack"))
 
     @property
     def spent(self):
@@ -278,7 +284,7 @@ class BudgetAccountant:
         ``slack`` defaults to the accountant's. As ``diffprivlib``'s ``total``.
         """
         slack = self.slack if slack is None else check_delta(slack, "slack")
-        sums = self._store.sums() if spent_budget is None else sums_of(spent_budget)
+        sums = self._store.sums() if spent_budget is None else _checked_sums(spent_budget)
         return compose_sums(sums, slack)
 
     def _fits(self, sums, tolerance=TOLERANCE):
