@@ -514,3 +514,26 @@ def test_compose_validates_the_slack(slack):
         BudgetAccountant.compose([(0.1, 0.0)] * 100, slack=slack)
     with pytest.raises(ValueError, match="slack"):
         BudgetAccountant(epsilon=1.0).total([(0.1, 0.0)], slack=slack)
+
+
+def test_refusal_message_does_not_claim_the_data_were_not_read():
+    # audit s21 finding 10: transformers, tools and PrivateSearchCV validate the data (tools
+    # with bounds=None even compute their range) before the spend is refused, yet the refusal
+    # said "no data were read"; what every caller guarantees is that nothing was released
+    from dpreg.preprocessing import PrivateStandardScaler
+    from dpreg.tools import mean
+
+    acc = BudgetAccountant(epsilon=1.0)
+    acc.spend(1.0)
+    X = np.random.default_rng(0).uniform(-1, 1, (50, 2))
+    refusals = [
+        lambda: acc.spend(0.5),
+        lambda: PrivateStandardScaler(epsilon=1.0, bounds=(-1, 1), accountant=acc).fit(X),
+        lambda: mean(X[:, 0], epsilon=1.0, bounds=(-1, 1), accountant=acc),
+    ]
+    for refuse in refusals:
+        with pytest.raises(BudgetExceededError) as info:
+            refuse()
+        assert "no data were read" not in str(info.value)
+        assert "Nothing was spent; nothing was released." in str(info.value)
+    assert acc.spent == (1.0, 0.0)

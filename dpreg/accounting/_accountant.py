@@ -355,7 +355,10 @@ class BudgetAccountant:
             f"Privacy budget exceeded: spending (epsilon={epsilon:.6g}, delta={delta:.3g}) on "
             f"top of the (epsilon={eps_now:.6g}, delta={delta_now:.3g}) already spent would "
             f"exceed the total (epsilon={self.epsilon}, delta={self.delta}) of the ledger "
-            f"{self.path!r}. Nothing was spent and no data were read. " + _SEARCH_HINT
+            # Not "no data were read": spend() is called after the data were validated (and
+            # transformers, tools and PrivateSearchCV check the budget only there); what
+            # every caller guarantees is that nothing was computed from them for release.
+            f"{self.path!r}. Nothing was spent; nothing was released. " + _SEARCH_HINT
         )
 
     def check(self, epsilon, delta=0.0):

@@ -202,7 +202,7 @@ class LedgerStore:
             if "locked" in text or "busy" in text:
                 raise BudgetStoreError(
                     f"The ledger store {self.path!r} stayed locked by another process for "
-                    f"{self.timeout} s. Nothing was recorded and no data were read; retry, "
+                    f"{self.timeout} s. Nothing was recorded; nothing was released. Retry, "
                     "or raise the accountant's timeout."
                 ) from exc
             raise BudgetStoreError(f"Ledger store {self.path!r} failed: {exc}") from exc
