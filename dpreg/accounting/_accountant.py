@@ -117,7 +117,9 @@ class BudgetAccountant:
     accountant, resolved when ``fit`` runs (so :func:`sklearn.base.clone` is unaffected):
     the innermost ``with BudgetAccountant(...) as acc:`` block (or :meth:`set_default`),
     else a global ledger with an infinite budget that records every fit (see
-    :meth:`default`). Worker processes started from this session resolve the same default.
+    :meth:`default`). Worker processes started from this session resolve the same default
+    (a ``multiprocessing`` worker that cannot find it raises
+    :class:`~dpreg.exceptions.BudgetStoreError` rather than charge a ledger of its own).
 
     Examples
     --------
