@@ -474,3 +474,66 @@ def test_estimators_validate_before_the_reserve(make):
         make(acc).fit(X, y)
     assert not isinstance(info.value, BudgetExceededError)
     assert len(acc) == 0
+
+
+def test_the_budget_is_read_only_and_spends_are_checked_against_the_stored_one(tmp_path):
+    # audit s21 finding 5: ``acc.epsilon = 5`` on a ledger created with 1.0 was accepted, and
+    # spends were admitted against the edited in-memory value (pickled copies carried it too)
+    acc = BudgetAccountant(epsilon=1.0, path=tmp_path / "l.sqlite")
+    for name, value in [("epsilon", 5.0), ("delta", 0.5), ("slack", 0.1), ("path", "x")]:
+        with pytest.raises(AttributeError, match="read-only"):
+            setattr(acc, name, value)
+    assert acc.epsilon == 1.0 and acc.path.endswith("l.sqlite")
+    with pytest.raises(BudgetExceededError):
+        acc.spend(3.0)
+    state = acc.__getstate__()
+    state["budget"] = (5.0, 0.0, 0.0)  # a copy whose budget was edited on the way
+    forged = BudgetAccountant.__new__(BudgetAccountant)
+    forged.__setstate__(state)
+    with pytest.raises(BudgetStoreError, match="carries"):
+        forged.spend(3.0)
+    assert BudgetAccountant(path=tmp_path / "l.sqlite").spent == (0.0, 0.0)
+    acc.spend(1.0)  # the real budget still works
+    assert pickle.loads(pickle.dumps(acc)).spent == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("spend", [(math.nan, 0.0), (-1.0, 0.0), (1.0, 2.0), (1.0, -0.1)])
+def test_total_and_compose_validate_the_spends(spend):
+    # audit s21 finding 9: these were composed as given, e.g. total([(nan, 0)]) == (nan, 0)
+    acc = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(ValueError):
+        acc.total([(0.1, 0.0), spend])
+    with pytest.raises(ValueError):
+        BudgetAccountant.compose([spend])
+
+
+@pytest.mark.parametrize("slack", [math.nan, -1.0, 1.0, 2.0])
+def test_compose_validates_the_slack(slack):
+    # a NaN or negative slack was silently treated as basic composition
+    with pytest.raises(ValueError, match="slack"):
+        BudgetAccountant.compose([(0.1, 0.0)] * 100, slack=slack)
+    with pytest.raises(ValueError, match="slack"):
+        BudgetAccountant(epsilon=1.0).total([(0.1, 0.0)], slack=slack)
+
+
+def test_refusal_message_does_not_claim_the_data_were_not_read():
+    # audit s21 finding 10: transformers, tools and PrivateSearchCV validate the data (tools
+    # with bounds=None even compute their range) before the spend is refused, yet the refusal
+    # said "no data were read"; what every caller guarantees is that nothing was released
+    from dpreg.preprocessing import PrivateStandardScaler
+    from dpreg.tools import mean
+
+    acc = BudgetAccountant(epsilon=1.0)
+    acc.spend(1.0)
+    X = np.random.default_rng(0).uniform(-1, 1, (50, 2))
+    refusals = [
+        lambda: acc.spend(0.5),
+        lambda: PrivateStandardScaler(epsilon=1.0, bounds=(-1, 1), accountant=acc).fit(X),
+        lambda: mean(X[:, 0], epsilon=1.0, bounds=(-1, 1), accountant=acc),
+    ]
+    for refuse in refusals:
+        with pytest.raises(BudgetExceededError) as info:
+            refuse()
+        assert "no data were read" not in str(info.value)
+        assert "Nothing was spent; nothing was released." in str(info.value)
+    assert acc.spent == (1.0, 0.0)

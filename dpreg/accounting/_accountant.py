@@ -50,6 +50,10 @@ def _check_spend(epsilon, delta):
     return float(epsilon), check_delta(delta)
 
 
+def _checked_sums(spends):
+    return sums_of(_check_spend(epsilon, delta) for epsilon, delta in spends)
+
+
 def _remove_private_dir(directory, owner_pid):
     # weakref.finalize also runs in a forked child that drops its copy: only the creator
     # may remove the store, or a child would pull the ledger from under its parent.
@@ -113,7 +117,9 @@ class BudgetAccountant:
     accountant, resolved when ``fit`` runs (so :func:`sklearn.base.clone` is unaffected):
     the innermost ``with BudgetAccountant(...) as acc:`` block (or :meth:`set_default`),
     else a global ledger with an infinite budget that records every fit (see
-    :meth:`default`). Worker processes started from this session resolve the same default.
+    :meth:`default`). Worker processes started from this session resolve the same default
+    (a ``multiprocessing`` worker that cannot find it raises
+    :class:`~dpreg.exceptions.BudgetStoreError` rather than charge a ledger of its own).
 
     Examples
     --------
@@ -170,8 +176,25 @@ class BudgetAccountant:
 
     def _attach(self, store, budget):
         self._store = store
-        self.epsilon, self.delta, self.slack = budget
-        self.path, self.ledger_id, self.timeout = store.path, store.ledger_id, store.timeout
+        self._budget = tuple(float(b) for b in budget)
+
+    # Read-only: a budget is fixed when its ledger is created. An assignable ``epsilon`` let
+    # ``acc.epsilon = 5`` admit spends past the stored budget and travel with pickled copies.
+    epsilon = property(lambda self: self._budget[0], doc="Total epsilon of the budget.")
+    delta = property(lambda self: self._budget[1], doc="Total delta of the budget.")
+    slack = property(lambda self: self._budget[2], doc="The delta' of advanced composition.")
+    path = property(lambda self: self._store.path, doc="Absolute path of the ledger file.")
+    ledger_id = property(lambda self: self._store.ledger_id, doc="Identifier of the ledger.")
+    timeout = property(lambda self: self._store.timeout, doc="Seconds to wait for a lock.")
+
+    def __setattr__(self, name, value):
+        if name in ("epsilon", "delta", "slack", "path", "ledger_id", "timeout"):
+            raise AttributeError(
+                f"BudgetAccountant.{name} is read-only: a budget and its ledger are fixed when "
+                "the ledger is created. Create a new BudgetAccountant (with another path) for "
+                "another budget."
+            )
+        super().__setattr__(name, value)
 
     # -------------------------------------------------------------- sharing and pickling
     # clone() deep-copies non-estimator parameters: returning self keeps one ledger.
@@ -248,7 +271,9 @@ class BudgetAccountant:
     @staticmethod
     def compose(spends, slack=0.0):
         """Total ``(epsilon, delta)`` of a list of spends (the tighter of basic and advanced)."""
-        return compose_sums(sums_of(spends), slack)
+        # the same checks as spend(): a NaN compares False with everything, and a negative
+        # slack or spend would silently pass for basic composition or a smaller total
+        return compose_sums(_checked_sums(spends), check_delta(slack, "slack"))
 
     @property
     def spent(self):
@@ -261,7 +286,7 @@ class BudgetAccountant:
         ``slack`` defaults to the accountant's. As ``diffprivlib``'s ``total``.
         """
         slack = self.slack if slack is None else check_delta(slack, "slack")
-        sums = self._store.sums() if spent_budget is None else sums_of(spent_budget)
+        sums = self._store.sums() if spent_budget is None else _checked_sums(spent_budget)
         return compose_sums(sums, slack)
 
     def _fits(self, sums, tolerance=TOLERANCE):
@@ -332,7 +357,10 @@ class BudgetAccountant:
             f"Privacy budget exceeded: spending (epsilon={epsilon:.6g}, delta={delta:.3g}) on "
             f"top of the (epsilon={eps_now:.6g}, delta={delta_now:.3g}) already spent would "
             f"exceed the total (epsilon={self.epsilon}, delta={self.delta}) of the ledger "
-            f"{self.path!r}. Nothing was spent and no data were read. " + _SEARCH_HINT
+            # Not "no data were read": spend() is called after the data were validated (and
+            # transformers, tools and PrivateSearchCV check the budget only there); what
+            # every caller guarantees is that nothing was computed from them for release.
+            f"{self.path!r}. Nothing was spent; nothing was released. " + _SEARCH_HINT
         )
 
     def check(self, epsilon, delta=0.0):
@@ -354,7 +382,7 @@ class BudgetAccountant:
         :class:`~dpreg.exceptions.BudgetStoreError` if the ledger store cannot be used.
         """
         epsilon, delta = _check_spend(epsilon, delta)
-        recorded, before = self._store.reserve(epsilon, delta, self._fits)
+        recorded, before = self._store.reserve(epsilon, delta, self._fits, self._budget)
         if not recorded:
             raise self._refusal(epsilon, delta, before)
 

@@ -20,6 +20,13 @@ would be a silent fork of the budget. The mechanism:
   per-user registry keyed by process id (``dpreg-sessions-<uid>`` in the temporary directory,
   mode 0700, ignored if owned by someone else), which also reaches workers started *before*
   their parent imported dpreg or entered a ``with`` block (loky keeps its workers across calls).
+  A multiprocessing worker looks up the process that started it
+  (``multiprocessing.parent_process()``) before its OS parent: with the forkserver start
+  method the OS parent is the fork server, which may predate ``import dpreg`` and then has
+  neither an entry nor the variable.
+* A multiprocessing worker that finds neither the variable nor a usable registry cannot know
+  its parent's default: its ``accountant=None`` fits raise ``BudgetStoreError`` rather than
+  charge a ledger of its own.
 
 Processes on other machines cannot reach any of this: give them an accountant with a ``path``.
 """
@@ -29,6 +36,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import multiprocessing.process
 import os
 import shutil
 import tempfile
@@ -51,6 +59,8 @@ _pid = None  # the process the state below belongs to (a forked child inherits a
 _own = None  # the session directory this process owns, or None
 _inherited = None  # the session directory of the parent, or None
 _globals = {}  # session directory -> its global accountant (cache)
+_unknown = False  # a multiprocessing worker that cannot find its parent's session
+_stale_mp_parent = None  # multiprocessing's parent record inherited through a plain os.fork()
 
 
 # ------------------------------------------------------------------ the per-user registry
@@ -103,15 +113,60 @@ def _prune(directory):
             pass
 
 
+def _mp_parent():
+    """The pid of the process that started this multiprocessing worker, or None."""
+    parent = multiprocessing.process.parent_process()
+    # After a plain os.fork() in a worker the child still holds the worker's record, which
+    # names the worker's parent, not the worker: the OS parent is the right one then.
+    if parent is None or parent is _stale_mp_parent:
+        return None
+    return parent.pid
+
+
+def _parent_pids():
+    # The multiprocessing parent first: with the forkserver start method the OS parent is the
+    # fork server, whose entry (if it imported dpreg) is never updated after it started.
+    pids = [_mp_parent(), os.getppid()]
+    return [pid for i, pid in enumerate(pids) if pid is not None and pid not in pids[:i]]
+
+
 def _parent_registered():
     directory = _registry()
     if not _registry_is_ours(directory):
         return None
-    try:
-        with open(os.path.join(directory, str(os.getppid())), encoding="utf-8") as fh:
-            return fh.read() or None
-    except OSError:
-        return None
+    for pid in _parent_pids():
+        try:
+            with open(os.path.join(directory, str(pid)), encoding="utf-8") as fh:
+                entry = fh.read()
+        except OSError:
+            continue
+        if entry:
+            return entry
+    return None
+
+
+def _cannot_know():
+    """A multiprocessing worker with neither the variable nor a usable registry: its parent
+    may be a dpreg process inside a ``with`` block (a forkserver started before ``import
+    dpreg`` hands its workers no variable), so a default of its own could escape the budget.
+    With a usable registry, a parent without an entry has not imported dpreg (yet): it has no
+    budget to escape, and the per-fit re-check follows it once it registers."""
+    if _mp_parent() is None:
+        return False
+    directory = _registry()
+    return os.path.lexists(directory) and not _registry_is_ours(directory)
+
+
+def _unknown_error():
+    return BudgetStoreError(
+        "This worker process cannot find the default accountant of the process that started "
+        f"it: the {ENV} variable is not set (a forkserver started before `import dpreg` does "
+        f"not pass it on) and the session registry {_registry()!r} is not usable (it must be "
+        "a directory owned by you with mode 0700). Rather than charge a ledger of its own, an "
+        "estimator given accountant=None refuses here; nothing was spent. Import dpreg before "
+        "creating the process pool, or give the estimator an explicit accountant= (one with a "
+        "path every process can reach)."
+    )
 
 
 def _remove(path, owner_pid, is_dir):
@@ -141,11 +196,21 @@ def _new_session():
 
 def _sync():
     """Bring this process's view of its sessions up to date (fork, late parent import)."""
-    global _pid, _own, _inherited
+    global _pid, _own, _inherited, _base, _unknown
     if _pid != os.getpid():  # first call, or a forked child holding its parent's state
         env = os.environ.get(ENV)
         _pid, _own = os.getpid(), None
+        # A forked child holds copies of the parent's ``with`` stack and set_default()
+        # accountant as they were at fork time. Returning them would charge that ledger for
+        # the child's whole life (a fork pool outlives the block it was created in) while the
+        # parent's later blocks never reach it. Drop them: the child follows the default the
+        # parent publishes in its session, read at each fit, as spawned workers do.
+        _stack.clear()
+        _base = None
         _inherited = _parent_registered() or env
+        _unknown = _inherited is None and _cannot_know()
+        if _unknown:
+            return  # current() refuses; a ``with`` block here still makes a session
         if _inherited is None:
             _new_session()
         else:
@@ -155,6 +220,7 @@ def _sync():
     parent = _parent_registered()
     if parent is not None and parent != _own and parent != _inherited:
         _inherited = parent  # the parent imported dpreg or entered a ``with`` after we started
+        _unknown = False
         if _own is None:
             os.environ[ENV] = parent
             _register()
@@ -170,6 +236,8 @@ def _publish():
         record = {"state": top.__getstate__()}
     elif _inherited is not None:
         record = {"defer": _inherited}
+    elif _unknown:
+        record = {"unknown": True}  # this worker's own children cannot know it either
     else:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(pointer)
@@ -213,6 +281,8 @@ def _follow(session):
             return _global_accountant(session)
         if "state" in record:
             return _from_state(record["state"])
+        if "unknown" in record:
+            raise _unknown_error()
         session = record["defer"]
     raise BudgetStoreError("The default accountant's sessions form a cycle; pass an accountant.")
 
@@ -226,6 +296,8 @@ def current():
             return _stack[-1]
         if _base is not None:
             return _base
+        if _own is None and _inherited is None:  # only when _unknown
+            raise _unknown_error()
         return _follow(_own or _inherited)
 
 
@@ -258,6 +330,20 @@ def set_base(acc):
         _base = acc
         _changed()
 
+
+def _after_fork_in_child():
+    global _lock, _stale_mp_parent
+    # The child has only the forking thread: a lock another thread held at the fork (it is
+    # held during file I/O) would never be released, and every default lookup would hang.
+    # The state it guards is re-derived in the child anyway (_sync on the new pid).
+    _lock = threading.RLock()
+    # Runs before multiprocessing's bootstrap replaces the record in a worker it forks: what
+    # is still there afterwards was inherited through a plain os.fork() (see _mp_parent).
+    _stale_mp_parent = multiprocessing.process.parent_process()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 with _lock:
     _sync()

@@ -202,7 +202,7 @@ class LedgerStore:
             if "locked" in text or "busy" in text:
                 raise BudgetStoreError(
                     f"The ledger store {self.path!r} stayed locked by another process for "
-                    f"{self.timeout} s. Nothing was recorded and no data were read; retry, "
+                    f"{self.timeout} s. Nothing was recorded; nothing was released. Retry, "
                     "or raise the accountant's timeout."
                 ) from exc
             raise BudgetStoreError(f"Ledger store {self.path!r} failed: {exc}") from exc
@@ -318,14 +318,25 @@ class LedgerStore:
             rows = conn.execute("SELECT epsilon, delta FROM spends ORDER BY seq").fetchall()
         return [(float(e), float(d)) for e, d in rows]
 
-    def reserve(self, epsilon, delta, admissible):
+    def reserve(self, epsilon, delta, admissible, budget):
         """Record ``(epsilon, delta)`` if ``admissible(sums_after)``, in one transaction.
 
         ``sums_after`` are the exact sums with the new spend, each rounded *up*
         (:mod:`dpreg.accounting._totals` derives why the decision is then never looser than
-        on the exact sums). Returns ``(recorded, sums_before)``, the latter to nearest.
+        on the exact sums). ``budget`` is the ``(epsilon, delta, slack)`` that ``admissible``
+        tests against; it must be the one stored in the ledger. Returns
+        ``(recorded, sums_before)``, the latter to nearest.
         """
-        with self._transaction(write=True) as (conn, _, before):
+        with self._transaction(write=True) as (conn, meta, before):
+            stored = _budget_from_meta(meta)
+            if tuple(budget) != stored:
+                # e.g. an accountant unpickled from an edited state: the ledger's own budget
+                # is the authority, never a copy carried by the caller
+                raise BudgetStoreError(
+                    f"The ledger {self.path!r} has the budget (epsilon, delta, slack) = "
+                    f"{stored}, but this accountant carries {tuple(budget)}. Refusing to "
+                    "spend; nothing was recorded."
+                )
             if not admissible(before.plus(epsilon, delta).rounded(up=True)):
                 return False, before.rounded()  # commits nothing but a migration, if any
             cur = conn.execute(
