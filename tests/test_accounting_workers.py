@@ -22,8 +22,13 @@ def _run_script(tmp_path, code, *args):
     path = os.environ.get("PYTHONPATH", "")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), path])))
     env.pop("DPREG_ACCOUNTING_SESSION", None)  # a fresh process tree, not pytest's session
+    # ... and not a child of this (registered) pytest process either: the registry would hand
+    # the script this session, whose global ledger the other pytest-xdist worker charges
+    # concurrently (it counted 3 global spends for 2). An intermediate interpreter that never
+    # imports dpreg has no registry entry, so the script starts a session of its own.
+    relay = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
     out = subprocess.run(
-        [sys.executable, str(script), *map(str, args)],
+        [sys.executable, "-c", relay, sys.executable, str(script), *map(str, args)],
         env=env,
         capture_output=True,
         text=True,
