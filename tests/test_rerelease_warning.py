@@ -72,14 +72,20 @@ def test_second_release_warns_and_both_are_charged(make):
     assert accountant.total()[0] == pytest.approx(fit_eps + 0.3)
 
 
-@pytest.mark.parametrize("make", CASES, ids=["logistic", "kng", "median"])
-def test_second_release_as_error_spends_nothing(make):
+def _fitted_and_released_once(make):
+    """A fit with one release already made: ``(accountant, est, data, release)``."""
     accountant = BudgetAccountant(epsilon=100.0, delta=0.1)
     est, data, release = make(accountant)
     _quiet_fit(est, data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         release(*data, epsilon=0.1, random_state=1)
+    return accountant, est, data, release
+
+
+@pytest.mark.parametrize("make", CASES, ids=["logistic", "kng", "median"])
+def test_second_release_as_error_spends_nothing(make):
+    accountant, _, data, release = _fitted_and_released_once(make)
     before = accountant.total()
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=MESSAGE)
@@ -90,12 +96,7 @@ def test_second_release_as_error_spends_nothing(make):
 
 @pytest.mark.parametrize("make", CASES, ids=["logistic", "kng", "median"])
 def test_a_refit_starts_afresh(make):
-    accountant = BudgetAccountant(epsilon=100.0, delta=0.1)
-    est, data, release = make(accountant)
-    _quiet_fit(est, data)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        release(*data, epsilon=0.1, random_state=1)
+    _, est, data, release = _fitted_and_released_once(make)
     _quiet_fit(est, data)  # a new fit: the old release no longer belongs to it
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=MESSAGE)
