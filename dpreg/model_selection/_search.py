@@ -436,9 +436,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _dry_run(self, base, found, candidates, X, y, eps_run):
         """Before the spend: let every candidate validate its parameters and the data.
 
-        Each candidate is fitted with every nested accountant replaced by a ledger with no
-        budget. A dpreg step validates everything and then asks its accountant to spend, so a
-        ``BudgetExceededError`` means the candidate passed; any other exception is a setting
+        Each candidate is fitted with every nested accountant replaced by a
+        :class:`_DryRunLedger`, whose ``check`` passes and whose ``spend`` refuses. A dpreg
+        step validates everything and then asks its accountant to spend, so the refusal
+        (``_DryRunStop``) means the candidate passed; any other exception is a setting
         (or input, e.g. a label outside a public ``classes``) that its own ``fit`` refuses,
         and the search refuses it now, with nothing spent. Without this, such a candidate
         failed in every run AFTER the search was charged, and where one record decided the
