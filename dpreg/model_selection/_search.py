@@ -256,6 +256,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         total epsilon 1 / 3: test R^2 -0.085 / 0.038 with 0.25, -0.020 / 0.082 with 0.4;
         breast cancer unchanged or better).
     random_state : None, int, RandomState or Generator
+        ``None`` (the default) for a release: the split, the schedule and every run's noise
+        come from fresh cryptographically secure generators. A seed makes the whole search
+        reproducible, including the noise of the released model: for tests and examples
+        only (anyone who knows the seed knows the noise).
     accountant : BudgetAccountant, optional
         Charged ``(epsilon, 0)`` once per ``fit``. If None, the (single) accountant found in
         the estimator's parameters is used.
