@@ -287,14 +287,13 @@ def check_release_epsilon(epsilon, name="epsilon"):
     return epsilon
 
 
-def check_fit_rows(estimator, n, method):
-    """Refuse, before the spend, data whose number of rows is not the fit's.
+def check_fit_rows(n_fit, n, method):
+    """Refuse, before the spend, data whose number of rows ``n`` is not the fit's ``n_fit``.
 
     A release for a fit's intervals must read the data of that fit; n is public under
-    replace-one adjacency, so comparing it reveals nothing. Estimators fitted before
-    ``n_samples_fit_`` existed (unpickled) have no record and are not checked.
+    replace-one adjacency, so comparing it reveals nothing. ``n_fit`` None (an estimator
+    fitted before ``n_samples_fit_`` existed, unpickled) is not checked.
     """
-    n_fit = getattr(estimator, "n_samples_fit_", None)
     if n_fit is not None and int(n) != int(n_fit):
         raise ValueError(
             f"{method} needs the data of the fit: it has {n_fit} rows, X has {int(n)}."
@@ -322,12 +321,17 @@ def shares_within(parts, total, lower=None):
     True
     """
     parts = np.array(parts, dtype=float, copy=True).ravel()
-    # ``total`` may be several floats: their exact sum is the bound
-    minus = [-float(t) for t in np.atleast_1d(np.asarray(total, dtype=float))]
-    while math.fsum([*parts.tolist(), *minus]) > 0:
+    while _exceeds(parts.tolist(), total):
         k = int(np.argmax(parts)) if lower is None else int(lower)
         parts[k] = np.nextafter(parts[k], 0.0)
     return parts
+
+
+def _exceeds(parts, total):
+    """Whether the exact sum of ``parts`` exceeds the exact sum of ``total`` (one float or
+    several): ``math.fsum`` rounds the exact difference once, so its sign is exact."""
+    minus = [-float(t) for t in np.atleast_1d(np.asarray(total, dtype=float))]
+    return math.fsum([*parts, *minus]) > 0
 
 
 def equal_share(total, k):
@@ -344,6 +348,6 @@ def equal_share(total, k):
     """
     k = int(k)
     share = float(total) / k
-    while math.fsum([share] * k + [-float(total)]) > 0:
+    while _exceeds([share] * k, total):
         share = float(np.nextafter(share, 0.0))
     return share

@@ -57,24 +57,22 @@ def _positive_float(text):
     return value
 
 
-def _positive_int(text):
+def _int_at_least(text, minimum, message):
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be an integer >= 1")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(message)
     return value
+
+
+def _positive_int(text):
+    return _int_at_least(text, 1, f"{text!r} must be an integer >= 1")
 
 
 def _folds(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError("--cv needs at least 2 folds")
-    return value
+    return _int_at_least(text, 2, "--cv needs at least 2 folds")
 
 
 def _outputs(out, default_stem):

@@ -208,7 +208,7 @@ def release_hessian(estimator, X, y, epsilon, accountant=None, random_state=None
     _, y_idx = estimator._encode_labels(y, estimator.classes_)  # raises on unknown labels
     del y_idx  # the Hessian of the logistic loss does not depend on the labels
     n = X.shape[0]
-    check_fit_rows(estimator, n, "release_hessian")
+    check_fit_rows(getattr(estimator, "n_samples_fit_", None), n, "release_hessian")
     epsilon = check_release_epsilon(epsilon)
     rng = check_random_state(random_state)
     previous = getattr(estimator, "inference_release_", None)

@@ -45,6 +45,7 @@ from scipy.stats import norm as _normal
 from .._random import release_seed
 from .._validation import (
     check_epsilon,
+    check_fit_rows,
     check_random_state,
     check_release_epsilon,
     shares_within,
@@ -233,10 +234,7 @@ def release_curvature(estimator, X, y, epsilon, accountant=None, random_state=No
     accountant.check(epsilon, 0.0)
     X, y = validate_data(estimator, X, y, reset=False, y_numeric=True, dtype=np.float64)
     n = X.shape[0]
-    if n != fit.n:
-        raise ValueError(
-            f"release_curvature needs the data of the fit: it has {fit.n} rows, X has {n}."
-        )
+    check_fit_rows(fit.n, n, "release_curvature")
     epsilon = check_release_epsilon(epsilon)
     eps_gram, eps_s = shares_within(
         [GRAM_SHARE * epsilon, epsilon - GRAM_SHARE * epsilon], epsilon, lower=1

@@ -174,7 +174,7 @@ def release_scale(
     accountant.check(epsilon, 0.0)
     X = validate_data(estimator, X, reset=False, dtype=np.float64)
     n, d = X.shape
-    check_fit_rows(estimator, n, "release_scale")
+    check_fit_rows(getattr(estimator, "n_samples_fit_", None), n, "release_scale")
     epsilon = check_release_epsilon(epsilon)
     public = getattr(estimator, "public_scale_", None)
     n_levels = 4 if public is None else 2

@@ -198,9 +198,8 @@ NON_PRIVATE_ATTRIBUTES = ("n_iter_", "sampler_diagnostics_", "diagnostics_")
 def _strip_diagnostics(model):
     """Delete the non-private diagnostics from the released model and its nested steps: the
     search releases the best run's model, and nothing about the runs beyond the DP outputs."""
+    # a Pipeline's (fitted) steps are among its deep parameters
     nested = [v for v in model.get_params(deep=True).values() if hasattr(v, "get_params")]
-    if hasattr(model, "steps"):  # a Pipeline's fitted steps
-        nested += [step for _, step in model.steps if hasattr(step, "get_params")]
     for est in [model, *nested]:
         for name in NON_PRIVATE_ATTRIBUTES:
             if name in getattr(est, "__dict__", {}):

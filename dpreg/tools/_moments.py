@@ -130,7 +130,7 @@ def _fsum_error(total):
 
 def _fsum(a):
     """The sum the releases use: exact, rounded once (``math.fsum``)."""
-    return math.fsum(np.ravel(a).tolist())
+    return math.fsum(np.ravel(a))
 
 
 def mean_sum_sensitivity(n):
