@@ -225,3 +225,26 @@ def test_released_model_carries_no_solver_diagnostics():
     ).fit(X, y)
     assert not hasattr(search.best_estimator_, "n_iter_")
     assert search.best_estimator_.predict(X).shape == (600,)
+
+
+def test_score_sensitivity_holds_on_a_search_over_neighbouring_validation_sets():
+    """Adversarial check of ``B + 2 E``: the computed float sum of clipped losses, on
+    neighbouring validation sets (one row's loss replaced, at the extremes 0 and B, ulps
+    inside them, or at random), moves by at most ``score_sensitivity`` (exact fractions);
+    a control without the float term (``B``) is exceeded on the same search."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(0)
+    worst, over_plain = Fraction(0), 0
+    for _ in range(3000):
+        m = int(rng.choice([2, 3, 7, 50, 161, 1000]))
+        B = float(rng.choice([1.0, 4.0, 175.0, 1e-3, 3.0e5]))
+        pool = [0.0, B, np.nextafter(B, 0.0), B * 2.0**-30, B / 3.0]
+        loss = rng.choice(pool, size=m) if rng.random() < 0.5 else B * rng.uniform(size=m)
+        loss2 = loss.copy()
+        loss2[rng.integers(m)] = rng.choice([0.0, B, B * rng.uniform()])
+        gap = abs(Fraction(float(loss.sum())) - Fraction(float(loss2.sum())))
+        worst = max(worst, gap / Fraction(score_sensitivity(m, B)))
+        over_plain += gap > Fraction(B)
+    assert worst <= 1
+    assert over_plain > 0  # the float term is needed
