@@ -65,7 +65,7 @@ def _fit(method, X, y, rep):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if method == "kng":
-            info = KNGQuantileRegressor(**common).fit(X, y).sampler_diagnostics_
+            info = KNGQuantileRegressor(**common, diagnostics=True).fit(X, y).sampler_diagnostics_
             return {
                 k: info[k]
                 for k in ("n_boxes", "n_proposals", "acceptance_bound", "n_refine_rounds")

@@ -101,6 +101,9 @@ def _rhat_limit(n_sweeps):
 
 _PROGRESS_WORK = 1e8  # show the bar automatically above ~10 s of estimated work
 _AUTO_WORK = 1e6  # records x lines per chain for n_sweeps="auto"
+#: ``sampler_diagnostics_`` keys fixed by the public parameters (d, n, the settings) alone;
+#: every other key is a function of the data and is kept only with ``diagnostics=True``.
+_PUBLIC_DIAGNOSTICS = ("exact", "sampler", "n_chains", "n_sweeps", "rhat_limit")
 # Largest number of parameters the exact sampler accepts (its running time grows quickly with
 # the dimension: see docs/kng_quantile_regression.md, section 4); beyond it the user must opt
 # in to the approximate Gibbs sampler.
@@ -206,7 +209,8 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         bar with the number of envelope boxes and proposals so far. None shows it for long runs
         only (Gibbs: by the planned work; exact: once a draw has taken more than
         ``2`` seconds), False never. The bar's numbers and timing are functions of the
-        private data, like ``sampler_diagnostics_``: watch them, do not publish them.
+        private data, like the statistics that ``diagnostics=True`` keeps: watch them, do not
+        publish them.
     random_state : None, int, RandomState or Generator, default=None
         Seeds the sampler; a fixed value reproduces the fit exactly.
     accountant : BudgetAccountant, default=None
@@ -218,6 +222,10 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         data beyond that public bound; a budget too small for ``n_samples`` rows raises a
         ``ValueError`` before anything is spent. None: 2 GiB, or what the rows need plus
         1 GiB if that is more.
+    diagnostics : bool, default=False
+        Keep the sampler's statistics (box and proposal counts, R-hat over Gibbs chains) in
+        ``sampler_diagnostics_``. They are data-dependent and NOT differentially private, so
+        they are off by default: a fitted estimator is what gets pickled and shared.
 
     Attributes
     ----------
@@ -242,14 +250,16 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         In a fit with ``"private"`` bounds, the response bounds used (released or given);
         None otherwise.
     sampler_diagnostics_ : dict
-        ``exact`` (whether the draw is exact) and ``sampler`` (``"line"`` for one parameter,
-        ``"boxes"``, ``"gibbs"``). Exact box sampler: ``n_boxes``, ``n_proposals``,
-        ``acceptance_bound``, ... Gibbs: ``n_chains``, ``n_sweeps``, ``rhat`` (split-R-hat of
-        each scaled parameter over the chains), ``max_rhat`` and ``rhat_limit`` (check
-        ``max_rhat <= rhat_limit`` yourself: the fit does not warn, since a warning after the
-        spend that depends on the data would be a side channel). **These numbers are
-        functions of the private data and are NOT differentially private: never publish
-        them.**
+        The sampler's public plan: ``exact`` (whether the draw is exact) and ``sampler``
+        (``"boxes"`` for the exact sampler, ``"gibbs"``, ``"none"`` without parameters); Gibbs
+        adds ``n_chains``, ``n_sweeps`` and ``rhat_limit``. These follow from the settings
+        and ``(n_samples, n_features)`` alone. With ``diagnostics=True`` it also holds the
+        sampler's statistics: exact sampler ``n_boxes``, ``n_proposals``,
+        ``acceptance_bound``, ...; Gibbs ``rhat`` (split-R-hat of each scaled parameter over
+        the chains) and ``max_rhat`` (check ``max_rhat <= rhat_limit`` yourself: the fit does
+        not warn, since a warning after the spend that depends on the data would be a side
+        channel). **Those statistics are functions of the private data and are NOT
+        differentially private: never publish them.**
     kng_release_ : KNGRelease
         Public facts of the release that :meth:`conf_int` uses (the draw in scaled units, the
         scaling, the noise law); no data.
@@ -318,6 +328,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         accountant=None,
         bounds_share=DEFAULT_BOUNDS_SHARE,
         memory_budget=None,
+        diagnostics=False,
     ):
         self.quantile = quantile
         self.epsilon = epsilon
@@ -335,6 +346,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         self.accountant = accountant
         self.bounds_share = bounds_share
         self.memory_budget = memory_budget
+        self.diagnostics = diagnostics
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -365,6 +377,8 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"memory_budget must be None or a positive integer (bytes), got {mb!r}."
             )
+        if not isinstance(self.diagnostics, (bool, np.bool_)):
+            raise ValueError(f"diagnostics must be True or False, got {self.diagnostics!r}.")
         accountant = check_accountant(self.accountant)
         rng = check_random_state(self.random_state)
         return tau, epsilon, norm, accountant, rng
@@ -561,7 +575,14 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         self.norm_ = norm_used
         self.sensitivity_ = sens
         self.coef_bounds_ = (lower, upper)
-        self.sampler_diagnostics_ = diagnostics
+        # Only the sampler's public plan is kept unless diagnostics=True: the counts, acceptance
+        # bound and R-hat are functions of the private data, and a fitted estimator is what
+        # users pickle and publish (a non-private number must be asked for, not a trap).
+        self.sampler_diagnostics_ = (
+            diagnostics
+            if self.diagnostics
+            else {k: diagnostics[k] for k in _PUBLIC_DIAGNOSTICS if k in diagnostics}
+        )
         # public facts for conf_int (the draw, the scaling, the noise law): no data
         self.kng_release_ = kng_release(
             theta,

@@ -35,7 +35,7 @@ from dpreg import KNGQuantileRegressor
 
 d, n, budget = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 kw = dict(quantile=0.5, epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-6, 6), random_state=0,
-          progress_bar=False)
+          progress_bar=False, diagnostics=True)
 if budget > 0:
     kw["memory_budget"] = budget
 rng = np.random.default_rng(5)
@@ -175,7 +175,7 @@ def test_box_budget_exhausted_at_d5_draws_without_raising():
     plan = memory_plan(n, d, 48 << 20)
     m = KNGQuantileRegressor(
         bounds_X=(-1, 1), bounds_y=(-6, 6), accountant=acc, random_state=0,
-        memory_budget=48 << 20, progress_bar=False,
+        memory_budget=48 << 20, progress_bar=False, diagnostics=True,
     ).fit(X, y)  # fmt: skip
     assert acc.ledger == [(1.0, 0.0)]
     assert np.all(np.isfinite(m.coef_)) and np.isfinite(m.intercept_)

@@ -170,14 +170,32 @@ def test_norm_auto_and_sensitivities():
 
 def test_exact_sampler_reproducible_and_diagnostics():
     X, y, _ = _data(300, seed=7)
-    a = _model(random_state=3).fit(X, y)
+    a = _model(random_state=3, diagnostics=True).fit(X, y)
     b = _model(random_state=3).fit(X, y)
     c = _model(random_state=4).fit(X, y)
-    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.coef_, b.coef_)  # diagnostics do not change the draw
     assert not np.array_equal(a.coef_, c.coef_)
     diag = a.sampler_diagnostics_
     assert diag["exact"] is True and diag["sampler"] == "boxes"
     assert diag["n_boxes"] >= 1 and diag["n_proposals"] >= 1
+    # by default only the public plan is kept: the counts are functions of the data
+    assert b.sampler_diagnostics_ == {"exact": True, "sampler": "boxes"}
+
+
+def test_default_diagnostics_are_the_same_on_neighbouring_data():
+    # the control: with diagnostics=True the statistics differ between neighbours
+    X, y, _ = _data(300, seed=7)
+    y2 = y.copy()
+    y2[0] += 50.0  # replace one row's response
+    plain = [_model(random_state=3).fit(X, t).sampler_diagnostics_ for t in (y, y2)]
+    assert plain[0] == plain[1]
+    full = [
+        _model(random_state=3, diagnostics=True).fit(X, t).sampler_diagnostics_ for t in (y, y2)
+    ]
+    assert full[0] != full[1]
+    for bad in ("yes", 1, None):
+        with pytest.raises(ValueError, match="diagnostics must be True or False"):
+            _model(diagnostics=bad).fit(X, y)
 
 
 def test_gibbs_is_opt_in_with_a_warning_and_no_data_anchor():
@@ -199,7 +217,7 @@ def fit_gibbs(model, X, y):
 
 def test_reproducible_and_diagnostics():
     X, y, _ = _data(300, seed=7)
-    a = fit_gibbs(_model(sampler="gibbs", random_state=3, n_sweeps=10), X, y)
+    a = fit_gibbs(_model(sampler="gibbs", random_state=3, n_sweeps=10, diagnostics=True), X, y)
     b = fit_gibbs(_model(sampler="gibbs", random_state=3, n_sweeps=10), X, y)
     c = fit_gibbs(_model(sampler="gibbs", random_state=4, n_sweeps=10), X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
@@ -207,6 +225,8 @@ def test_reproducible_and_diagnostics():
     diag = a.sampler_diagnostics_
     assert diag["exact"] is False and diag["n_chains"] == 4 and diag["n_sweeps"] == 10
     assert diag["rhat"].shape == (3,) and np.isfinite(diag["max_rhat"])
+    assert "rhat" not in b.sampler_diagnostics_ and "max_rhat" not in b.sampler_diagnostics_
+    assert b.sampler_diagnostics_["rhat_limit"] == diag["rhat_limit"]
     # "auto" sweeps: about 1e6 record-line visits per chain, between 20 and 1000
     auto = fit_gibbs(_model(sampler="gibbs", n_chains=1), X, y)
     assert auto.sampler_diagnostics_["n_sweeps"] == 833
@@ -224,14 +244,14 @@ def test_rhat_limit_in_the_diagnostics_and_no_warning_after_the_spend(monkeypatc
     X, y, _ = _data(200, seed=8)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        m = fit_gibbs(_model(sampler="gibbs", n_sweeps=40), X, y)  # well mixing: no warning
+        m = fit_gibbs(_model(sampler="gibbs", n_sweeps=40, diagnostics=True), X, y)  # no warning
     assert m.sampler_diagnostics_["max_rhat"] <= m.sampler_diagnostics_["rhat_limit"]
     monkeypatch.setattr(module, "_rhat_limit", lambda n_sweeps: 0.5)
     # above the limit the fit still does not warn (session 21: a warning after the spend that
     # depends on the data was a side channel); the diagnostics say it, for the analyst only
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        m = fit_gibbs(_model(sampler="gibbs", n_sweeps=40), X, y)
+        m = fit_gibbs(_model(sampler="gibbs", n_sweeps=40, diagnostics=True), X, y)
     assert m.sampler_diagnostics_["max_rhat"] > m.sampler_diagnostics_["rhat_limit"] == 0.5
 
 
