@@ -183,3 +183,88 @@ def test_fork_while_another_thread_holds_the_lock(tmp_path):
     # audit s21 finding 4: the child inherited the module lock held by a thread that does not
     # exist in it, and its first default lookup blocked forever
     assert _run_script(tmp_path, _FORK_WHILE_LOCKED).split() == ["ok", "1"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="start times from /proc")
+def test_a_registry_entry_of_an_earlier_process_with_the_same_pid_is_ignored(tmp_path, monkeypatch):
+    # audit s21 finding 6: entries are keyed by pid, which the system reuses; a process that
+    # got a dead session's pid led its children to that session's ledger. An entry carries its
+    # writer's start time and is followed only while the process at that pid has it.
+    from dpreg.accounting import _default
+
+    registry = tmp_path / "registry"
+    registry.mkdir(mode=0o700)
+    parent = os.getppid()
+    monkeypatch.setattr(_default, "_registry", lambda: str(registry))
+    monkeypatch.setattr(_default, "_parent_pids", lambda: [parent])
+    started = _default._start_time(parent)
+    assert started is not None and started == _default._start_time(parent)
+    entry = registry / str(parent)
+    entry.write_text(f"{started}\n/some/session")
+    assert _default._parent_registered() == "/some/session"  # the control: followed
+    entry.write_text(f"{int(started) - 1}\n/dead/session")  # same pid, earlier process
+    assert _default._parent_registered() is None
+    entry.write_text("\n/unstamped/session")  # a writer without /proc: no check possible
+    assert _default._parent_registered() == "/unstamped/session"
+
+
+_OUTLIVING_CHILD = """
+import os
+import sys
+import time
+
+from dpreg import BudgetAccountant
+
+out, parent = sys.argv[1], int(sys.argv[2])
+BudgetAccountant.default().spend(1.0)  # the parent's global ledger
+with open(out + ".ready", "w") as fh:
+    fh.write("ready")
+while os.getppid() == parent:
+    time.sleep(0.05)
+try:
+    BudgetAccountant.default().spend(1.0)
+    result = "spent"
+except Exception as exc:
+    result = f"{type(exc).__name__}: {exc}"
+with open(out + ".tmp", "w") as fh:
+    fh.write(result)
+os.replace(out + ".tmp", out)
+"""
+
+_OUTLIVED_PARENT = """
+import os
+import subprocess
+import sys
+import time
+
+import dpreg
+
+child, out = sys.argv[1], sys.argv[2]
+subprocess.Popen([sys.executable, child, out, str(os.getpid())])
+deadline = time.monotonic() + 60
+while not os.path.exists(out + ".ready") and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(dpreg.BudgetAccountant.default().spent[0])
+"""
+
+
+def test_a_child_that_outlives_its_parent_refuses_clearly(tmp_path, monkeypatch):
+    # audit s21 finding 7: the child's default is the parent's; once the parent has exited its
+    # session is gone and the child cannot know what the parent's default was (perhaps a
+    # `with` block), so it refuses with a clear message instead of an unclear store error,
+    # and never re-creates the dead session.
+    import time
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # sessions and registry of this test's own
+    child = tmp_path / "child.py"
+    child.write_text(textwrap.dedent(_OUTLIVING_CHILD))
+    out = tmp_path / "child.out"
+    spent = _run_script(tmp_path, _OUTLIVED_PARENT, child, out)
+    assert float(spent) == 1.0  # the control: while the parent lived, its ledger was charged
+    deadline = time.monotonic() + 60
+    while not out.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    result = out.read_text()
+    assert result.startswith("BudgetStoreError") and "has exited" in result, result
+    assert "nothing was spent" in result
+    assert not list(tmp_path.glob("dpreg-session-*"))  # no dead session re-created

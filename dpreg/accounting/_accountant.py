@@ -278,7 +278,7 @@ class BudgetAccountant:
     @property
     def spent(self):
         """Total ``(epsilon, delta)`` spent so far, by every process."""
-        return compose_sums(self._store.sums(), self.slack)
+        return compose_sums(self._store.sums(), self.slack, (self.epsilon, self.delta))
 
     def total(self, spent_budget=None, slack=None):
         """Total ``(epsilon, delta)`` of ``spent_budget`` (default: this ledger's spends).
@@ -302,7 +302,7 @@ class BudgetAccountant:
         """
         sums = self._store.sums()
         if k is None:
-            eps, delta = compose_sums(sums, self.slack)
+            eps, delta = compose_sums(sums, self.slack, (self.epsilon, self.delta))
             return max(self.epsilon - eps, 0.0), max(self.delta - delta, 0.0)
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}.")
@@ -344,7 +344,7 @@ class BudgetAccountant:
 
     # -------------------------------------------------------------- spending
     def _refusal(self, epsilon, delta, before):
-        eps_now, delta_now = compose_sums(before, self.slack)
+        eps_now, delta_now = compose_sums(before, self.slack, (self.epsilon, self.delta))
         if delta > 0 and self.delta == 0:
             return BudgetExceededError(
                 f"This fit needs delta > 0 (it is (epsilon, delta)-DP, e.g. "

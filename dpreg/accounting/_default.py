@@ -80,6 +80,23 @@ def _registry_is_ours(directory):
     return st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
+def _start_time(pid):
+    """The kernel's start time of process ``pid`` (Linux ``/proc``), or None where unknown.
+
+    A registry entry is keyed by pid, and pids are reused: the entry carries its writer's
+    start time, and a follower ignores it when the process now at that pid started at another
+    time (session-21 audit, finding 6: an unrelated process that got a dead session's pid led
+    its children to that session's ledger)."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", encoding="ascii", errors="replace") as fh:
+            stat = fh.read()
+    except (OSError, ValueError):
+        return None
+    # field 2 (the command) is in parentheses and may hold spaces: count after its last ")"
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None  # field 22 of proc(5), in clock ticks
+
+
 def _register():
     """Record, under this pid, the session this process's children must follow."""
     directory = _registry()
@@ -91,7 +108,7 @@ def _register():
         entry = os.path.join(directory, str(os.getpid()))
         tmp = f"{entry}.{uuid.uuid4().hex}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(_child_session())
+            fh.write(f"{_start_time(os.getpid()) or ''}\n{_child_session()}")
         os.replace(tmp, entry)
         atexit.register(_remove, entry, os.getpid(), False)
 
@@ -137,9 +154,11 @@ def _parent_registered():
     for pid in _parent_pids():
         try:
             with open(os.path.join(directory, str(pid)), encoding="utf-8") as fh:
-                entry = fh.read()
+                started, _, entry = fh.read().partition("\n")
         except OSError:
             continue
+        if started and started != _start_time(pid):
+            continue  # written by an earlier process that had this pid: not our parent
         if entry:
             return entry
     return None
@@ -258,7 +277,8 @@ def _from_state(state):
 
 def _global_accountant(session):
     if session not in _globals:
-        os.makedirs(session, mode=0o700, exist_ok=True)
+        if not os.path.isdir(session):  # never re-create a session whose owner exited
+            raise _gone_error(session)
         path = os.path.join(session, _GLOBAL)
         store, budget, _ = LedgerStore.create_or_open(path, _GLOBAL_BUDGET, 30.0, durable=False)
         state = {
@@ -272,8 +292,24 @@ def _global_accountant(session):
     return _globals[session]
 
 
+def _gone_error(session):
+    return BudgetStoreError(
+        f"The session {session!r} that this process's default accountant comes from is gone: "
+        "the process that owned it (the one that started this process, or an ancestor) has "
+        "exited. Its default may have been a `with BudgetAccountant(...)` block, so charging "
+        "a ledger of this process's own could escape that budget; an estimator given "
+        "accountant=None refuses instead, and nothing was spent. Pass an explicit accountant= "
+        "(one with a path) to processes that outlive their parent."
+    )
+
+
 def _follow(session):
     for _ in range(_MAX_HOPS):
+        # A missing directory is a session whose owner exited (atexit removed it): refuse,
+        # rather than re-create it and charge its global ledger (session-21 audit, finding 7
+        # found the cached ledger failing with an unclear store error).
+        if not os.path.isdir(session):
+            raise _gone_error(session)
         try:
             with open(os.path.join(session, _POINTER), encoding="utf-8") as fh:
                 record = json.load(fh)
