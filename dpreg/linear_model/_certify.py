@@ -62,6 +62,11 @@ TOL = 1e-10
 #: Resolution factor: the tolerance is at least RES u grad_scale sqrt(m), far above the
 #: gradient change mu u |theta| caused by rounding theta itself (see :func:`amp_plan`).
 RES = 1e4
+#: Float-resolution floor on the curvature (:func:`resolution_gamma`): the best float near
+#: theta* must have a gradient at least this many times below the tolerance ...
+RES_MARGIN = 8.0
+#: ... for |V| up to this many times its public mean bound (the convention of RES).
+V_TAIL = 1e3
 _CHUNK = 4096
 #: Plain BLAS margins are used when their rounding effect is below this (else Dot2).
 _PLAIN_MARGIN_ERR = 1e-13
@@ -155,9 +160,59 @@ def amp_plan(epsilon_amp, dim, mu, grad_scale, grad_shift=0.0):
     used on a grid); the certified distance to the ideal minimiser is then
     ``(tol + grad_shift) / mu`` and W is calibrated to twice it.
     """
-    tol = math.sqrt(dim) * max(TOL, RES * _U * grad_scale)
+    tol = certificate_tol(dim, grad_scale)
     radius = (tol + float(grad_shift)) * (1.0 + 1e-12) / mu
     return AmpPlan(float(epsilon_amp), float(mu), float(tol), 2.0 * radius)
+
+
+def certificate_tol(dim, grad_scale):
+    """The public tolerance ``sqrt(dim) max(TOL, RES u grad_scale)`` (:func:`amp_plan`)."""
+    return math.sqrt(dim) * max(TOL, RES * _U * grad_scale)
+
+
+def resolution_gamma(n, dim, grad_scale, lip_data, loss_at_zero, ridge_all=0.0):
+    r"""Smallest ``gamma`` for which a floating-point point always passes the certificate.
+
+    The certificate needs a representable ``theta`` with ``|s(theta)| <= tol / 2``. Rounding
+    ``theta*`` to the nearest floats moves each coordinate by at most ``u |theta*_j|``, which
+    moves the gradient by up to ``(lip_data + gamma / n) u |theta*|_2``. :func:`amp_plan`'s
+    ``RES`` term covers the penalty's part ``mu u |theta*| <= u G`` (at most ``tol / 10``
+    for ``|V|`` up to ``V_TAIL`` times its mean bound), but not the loss's part
+    ``lip_data u |theta*|``: where the data leave a direction flat, ``|theta*|`` reaches
+    about ``|V| / gamma`` (1e7 at a tiny ``q`` and large epsilon) while rows with margins
+    near 0 keep their curvature, and no float passed (session-22 audit: a ``RuntimeError``
+    after the spend on some data sets and not on their neighbours).
+
+    Two public bounds on ``|theta*|_2`` hold for every data set, with ``v = V_TAIL
+    (grad_scale - sqrt(dim))`` bounding ``|V|_2 / n`` (``grad_scale`` bounds it by its mean):
+
+    * strong convexity, ``mu |theta*| <= |grad J(0)| <= sqrt(dim) + v``;
+    * the objective at ``theta*`` is at most its value at 0, where every row's loss is at
+      most ``loss_at_zero`` (the loss is non-negative): ``mu |theta*|^2 / 2 - v |theta*|
+      <= loss_at_zero``, so ``|theta*| <= 2 v / mu + sqrt(2 loss_at_zero / mu)``.
+
+    ``mu`` is chosen as the smallest value at which either bound ``R`` gives
+    ``RES_MARGIN u lip_data R <= tol``: the loss's part stays below ``tol / RES_MARGIN``,
+    both parts together below ``0.23 tol``, so the float nearest ``theta*`` passes ``tol / 2``
+    with room, as does a Newton step's float result (within about ``1.5 u |theta*|`` of
+    ``theta*``: the step's own rounding plus ``theta*``'s). ``lip_data`` is the gradient's
+    Lipschitz constant without gamma (the loss and the user's ridge); ``mu = (gamma +
+    ridge_all) / n``. Public quantities only (raising gamma never hurts privacy); where it
+    binds (large epsilon, a small user ``q``) it adds a ridge far below the loss's curvature
+    (docs/objective_perturbation.md, "The float-resolution floor").
+    """
+    tol = certificate_tol(dim, grad_scale)
+    v = V_TAIL * max(grad_scale - math.sqrt(dim), 0.0)
+    c = RES_MARGIN * _U * float(lip_data)
+    if c == 0.0:
+        return 0.0
+    room = tol / c  # the largest |theta*| the certificate resolves
+    mu_gradient = (math.sqrt(dim) + v) / room
+    # 2 v x^2 + sqrt(2 B) x <= room with x = mu^(-1/2); the stable root of the quadratic
+    b = math.sqrt(2.0 * float(loss_at_zero))
+    x = 2.0 * room / (b + math.sqrt(b * b + 8.0 * v * room))
+    mu_min = min(mu_gradient, 1.0 / (x * x))
+    return max(mu_min * n - ridge_all, 0.0)
 
 
 def noise_scale(dim, sensitivity, epsilon_noise, n):

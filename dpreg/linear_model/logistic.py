@@ -100,6 +100,7 @@ Where each assumption is enforced
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -140,6 +141,7 @@ from ._certify import (
     lipschitz,
     noise_scale,
     perturbation_grid,
+    resolution_gamma,
     strong_convexity,
 )
 from ._dask_stats import is_dask as _is_dask
@@ -697,12 +699,20 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
             q = float(self.q)
         # Raising gamma never hurts privacy; the floor keeps the certified distance public
         # and finite when the formula underflows at large epsilon.
-        gamma = max(gamma_for(eps_op, q, dim, ridge, n_free), MIN_CURVATURE * n_samples)
+        grad_scale = noise_scale(dim, sensitivity, eps_op * q, n_samples)
+        gamma = max(
+            gamma_for(eps_op, q, dim, ridge, n_free),
+            MIN_CURVATURE * n_samples,
+            resolution_gamma(  # a float point always passes the certificate
+                n_samples, dim, grad_scale, lipschitz(dim, 0.0, ridge, n_samples),
+                math.log(2.0), ridge if n_free == 0 else 0.0,
+            ),
+        )  # fmt: skip
         plan = amp_plan(
             eps_amp,
             dim,
             strong_convexity(gamma, ridge, n_free, n_samples),
-            noise_scale(dim, sensitivity, eps_op * q, n_samples),
+            grad_scale,
             perturbation_grid(dim, sensitivity, eps_op * q).shift / n_samples,
         )
         lip = lipschitz(dim, gamma, ridge, n_samples)
@@ -782,12 +792,20 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         else:
             q = float(self.q)
         # the user's ridge only adds curvature here (no relief on gamma: conservative)
-        gamma = max(softmax_gamma(eps_op, q, dim, K), MIN_CURVATURE * n_samples)
+        grad_scale = noise_scale(K * dim, sensitivity, eps_op * q, n_samples)
+        gamma = max(
+            softmax_gamma(eps_op, q, dim, K),
+            MIN_CURVATURE * n_samples,
+            resolution_gamma(  # a float point always passes the certificate
+                n_samples, K * dim, grad_scale, softmax_lipschitz(dim, 0.0, ridge, n_samples),
+                math.log(K), ridge if n_free == 0 else 0.0,
+            ),
+        )  # fmt: skip
         plan = amp_plan(
             eps_amp,
             K * dim,
             strong_convexity(gamma, ridge, n_free, n_samples),
-            noise_scale(K * dim, sensitivity, eps_op * q, n_samples),
+            grad_scale,
             perturbation_grid(K * dim, sensitivity, eps_op * q).shift / n_samples,
         )
         lip = softmax_lipschitz(dim, gamma, ridge, n_samples)

@@ -59,6 +59,7 @@ on the data), as for every estimator here.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -84,6 +85,7 @@ from ._certify import (
     certify_problem,
     noise_scale,
     perturbation_grid,
+    resolution_gamma,
 )
 from ._logistic_core import default_q, gamma_for
 from ._op_quantile_core import (
@@ -376,15 +378,15 @@ class ObjectivePerturbationQuantileRegressor(RegressorMixin, BaseEstimator):
             q = default_q(eps_op, dim, norm, n, loss=nominal_loss(row_sq, h, sensitivity))
         else:
             q = float(self.q)
-        gamma = max(gamma_for(eps_op, q, dim, lam=lam), MIN_CURVATURE * n)
-        grid = perturbation_grid(dim, sensitivity, eps_op * q)
-        amp = amp_plan(
-            eps_amp,
-            dim,
-            gamma / n,
-            noise_scale(dim, sensitivity, eps_op * q, n),
-            grid.shift / n,
+        grad_scale = noise_scale(dim, sensitivity, eps_op * q, n)
+        gamma = max(
+            gamma_for(eps_op, q, dim, lam=lam),
+            MIN_CURVATURE * n,
+            # a float point always passes; each row's loss at 0 is at most 1 + h / sqrt(2 pi)
+            resolution_gamma(n, dim, grad_scale, lam, 1.0 + h / math.sqrt(2.0 * math.pi)),
         )
+        grid = perturbation_grid(dim, sensitivity, eps_op * q)
+        amp = amp_plan(eps_amp, dim, gamma / n, grad_scale, grid.shift / n)
         if not np.isfinite(amp.sensitivity):
             raise ValueError("epsilon is too small for the certified release to be calibrated.")
         return dict(

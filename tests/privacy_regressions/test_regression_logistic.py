@@ -116,3 +116,79 @@ def test_regression_logistic_release_is_certified(monkeypatch, kw):
     assert sens == pytest.approx(2 * clf.grad_tol_ / clf.strong_convexity_)
     np.testing.assert_allclose(clf.theta_[0], theta_hat + W, rtol=0, atol=1e-12)
     assert clf.amp_epsilon_ == pytest.approx(0.01 * clf.epsilon_per_problem_)
+
+
+def _flat_design(n):
+    # a constant column at its upper bound is collinear with the intercept: a flat direction
+    # where |theta*| reaches |V| / gamma, while the +-1 column keeps margins near 0
+    return np.column_stack([np.ones(n), np.tile([1.0, -1.0], n // 2)]), np.tile(
+        [1, 0, 0, 1], n // 4
+    )
+
+
+@pytest.mark.parametrize("multinomial", [False, True])
+def test_regression_logistic_flat_direction_certifies_at_a_small_q(monkeypatch, multinomial):
+    """Session-22 audit F1: with a flat direction, a user q of 0.01 and epsilon 20-60, no float
+    point passed the certificate (|theta*| about 1e7, the gradient's float resolution 1e-9
+    against a tolerance of 1e-10), so the fit spent and then raised RuntimeError on some
+    data sets and not on their neighbours. The float-resolution floor on gamma
+    (``_certify.resolution_gamma``) makes a float point always pass. With the cap lowered
+    to 200 steps (the old failures ran to any cap), every fit certifies; the control, the
+    same fits without the floor, fails."""
+    import dpreg.linear_model._certify as certify_module
+
+    monkeypatch.setattr(certify_module, "_MAX_STEPS", 200)
+    if multinomial:
+        cases = [(6, 40.0, 0.01), (12, 60.0, 0.01)]
+        kw = dict(classes=[0, 1, 2], multi_class="multinomial")
+    else:
+        cases = [(4, 20.0, 0.01), (8, 20.0, 0.003), (40, 20.0, 0.003)]
+        kw = dict(classes=[0, 1])
+
+    def failures(seeds):
+        count = 0
+        for n, eps, q in cases:
+            X, y = _flat_design(n)
+            if multinomial:
+                y = np.tile([0, 1, 2], n // 3)
+            for seed in seeds:
+                acc = BudgetAccountant()
+                model = ObjectivePerturbationLogistic(
+                    epsilon=eps, q=q, bounds_X=(-1, 1), random_state=seed, accountant=acc, **kw
+                )
+                try:
+                    model.fit(X, y)
+                except RuntimeError:
+                    count += 1
+                    assert acc.spent[0] == eps  # the old failure came after the spend
+        return count
+
+    assert failures(range(15)) == 0
+    monkeypatch.setattr(logistic_module, "resolution_gamma", lambda *args: 0.0)
+    assert failures(range(15)) > 0  # the control: without the floor the certificate stalls
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_resolution_gamma_bounds_theta_and_leaves_the_certificate_room(seed):
+    """The floor's two public bounds on |theta*| hold for fitted points, and at the floor's
+    curvature the loss's float resolution ``RES_MARGIN u L R`` is within the tolerance."""
+    import math
+
+    from dpreg.linear_model import _certify as C
+
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        n = int(rng.integers(2, 10**7))
+        dim = int(rng.integers(1, 40))
+        grad_scale = math.sqrt(dim) * (1 + 10 ** rng.uniform(-8, 6))
+        lip, loss0 = 10 ** rng.uniform(-1, 3), 10 ** rng.uniform(-1, 1)
+        gamma = C.resolution_gamma(n, dim, grad_scale, lip, loss0)
+        mu = gamma / n
+        tol = C.certificate_tol(dim, grad_scale)
+        v = C.V_TAIL * (grad_scale - math.sqrt(dim))
+        bound = min((math.sqrt(dim) + v) / mu, 2 * v / mu + math.sqrt(2 * loss0 / mu))
+        assert C.RES_MARGIN * C._U * lip * bound <= tol * (1 + 1e-9)
+        # and it is the smallest such curvature, up to rounding: 1 % less breaks it
+        mu2 = 0.99 * mu
+        bound2 = min((math.sqrt(dim) + v) / mu2, 2 * v / mu2 + math.sqrt(2 * loss0 / mu2))
+        assert C.RES_MARGIN * C._U * lip * bound2 > tol
