@@ -78,6 +78,9 @@ class NoisyStatistics:
     x_scale: np.ndarray
     y_offset: float
     y_scale: float
+    #: the row count the release's float-error inflation used (``n``, or ``n + 1`` with
+    #: weights): redraws of the noise must use the same law (session-22 audit, F3)
+    rounding_rows: int | None = None
 
 
 def release_yty(w_squared_sum, epsilon, rng, n=None):
@@ -264,7 +267,9 @@ def noise_draws(ns, n_boot, rng):
     # one batched call: the same mechanisms and law as n_boot single releases, without
     # building the mechanisms n_boot times (that was most of conf_int's time)
     zero = np.zeros((n_boot, ns.layout.dim))
-    noise = privatize_statistic(zero, ns.layout, ns.plan, ns.epsilon, ns.delta, rng)
+    noise = privatize_statistic(
+        zero, ns.layout, ns.plan, ns.epsilon, ns.delta, rng, n=ns.rounding_rows
+    )
     # unpack is linear in T (n's corner set to 0: it carries no noise), so the layout's own
     # unpack of the unit vectors maps every replicate at once
     basis = [ns.layout.unpack(e, 0.0) for e in np.eye(ns.layout.dim)]

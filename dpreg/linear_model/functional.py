@@ -1226,7 +1226,9 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             factor = lam / unit if unit > 0 else None
         self.lambda_min_ = released if eps_lam > 0 else None
         if self.ridge == "select" and self.postprocess.lower() != "none":
-            factor, lam = self._select_floor(gram, xty, unit, layout, plan, eps_T, delta, rng)
+            factor, lam = self._select_floor(
+                gram, xty, unit, layout, plan, eps_T, delta, rng, n_round
+            )
         self.ridge_factor_ = factor
         beta = solve_normal_equations(
             gram, xty, self.postprocess.lower(), lam, layout.fit_intercept
@@ -1241,7 +1243,7 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         self.noisy_statistics_ = NoisyStatistics(
             gram, xty, yty, yty_scale, stats.n, layout, plan, eps_T, delta,
             self.postprocess.lower(), lam, stats.x_offset, stats.x_scale, stats.y_offset,
-            stats.y_scale,
+            stats.y_scale, n_round,
         )  # fmt: skip
         self._set_coefficients(beta, stats, dtype, one_d)
         self.norm_ = plan.norm
@@ -1277,13 +1279,14 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         rounds = self.boost_rounds_
         return boost(beta, solve, rows, rounds, float(c), eps_b / rounds, stats.n, fi, rng)
 
-    def _select_floor(self, gram, xty, unit, layout, plan, eps, delta, rng):
+    def _select_floor(self, gram, xty, unit, layout, plan, eps, delta, rng, n_round):
         """``ridge="select"``: post-processing of the release (:func:`._ridge.select_floor`)."""
         zero = np.zeros(layout.dim)
         pp, fi = self.postprocess.lower(), layout.fit_intercept
 
-        def draw_noise():  # the release's own noise law, drawn afresh (no data involved)
-            return layout.unpack(privatize_statistic(zero, layout, plan, eps, delta, rng), 0.0)
+        def draw_noise():  # the release's own noise law (its float inflation too), afresh
+            noise = privatize_statistic(zero, layout, plan, eps, delta, rng, n=n_round)
+            return layout.unpack(noise, 0.0)
 
         def solve(G, b, lam):
             return solve_normal_equations(G, b, pp, lam, fi)

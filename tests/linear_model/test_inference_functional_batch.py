@@ -106,3 +106,31 @@ def test_stacked_psd_solve_matches_one_at_a_time():
     stacked = solve_normal_equations(grams, xtys, "psd", 0.7)
     single = np.array([solve_normal_equations(g, c, "psd", 0.7) for g, c in zip(grams, xtys)])
     np.testing.assert_allclose(stacked, single, rtol=1e-12, atol=1e-12)
+
+
+def test_noise_redraws_use_the_release_float_inflation():
+    """Session-22 audit F3: the bootstrap redrew the noise without the row count, so from
+    n ~ 1e7 its law was narrower than the released noise (whose sensitivity the float-error
+    bound of an n-row sum inflates): intervals would have been too narrow. The record now
+    carries the rows the release used, and the redraws use them."""
+    import dataclasses
+
+    from dpreg import FunctionalLinearRegression
+    from dpreg.linear_model._inference import noise_draws
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 10))
+    y = X.sum(axis=1) + rng.standard_normal(300)
+    m = FunctionalLinearRegression(
+        epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-15, 15), random_state=0
+    ).fit(X, y)
+    ns = m.noisy_statistics_
+    assert ns.rounding_rows == 300
+    # a record of a 3e7-row release: its noise law is the inflated one
+    big = dataclasses.replace(ns, rounding_rows=30_000_000)
+    plain = dataclasses.replace(ns, rounding_rows=None)  # the control: the old redraw
+    sd_big = noise_draws(big, 400, np.random.default_rng(1))[0].std()
+    sd_plain = noise_draws(plain, 400, np.random.default_rng(1))[0].std()
+    sd_own = noise_draws(ns, 400, np.random.default_rng(1))[0].std()
+    assert sd_big > 3 * sd_plain
+    assert sd_own == pytest.approx(sd_plain, rel=0.05)  # at n = 300 the inflation is tiny
