@@ -505,6 +505,33 @@ def test_estimators_validate_before_the_reserve(make):
     assert len(acc) == 0
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda acc: dpreg.FunctionalLinearRegression(accountant=acc, bounds_X=(0, 1)),
+        lambda acc: dpreg.ObjectivePerturbationLogistic(accountant=acc, bounds_X=(0, 1)),
+        lambda acc: dpreg.KNGQuantileRegressor(accountant=acc, bounds_X=(0, 1)),
+        lambda acc: dpreg.PrivateProjectionMedian(accountant=acc),
+        lambda acc: dpreg.PrivateProjectionMedian(delta=1e-6, accountant=acc),
+    ],
+)
+@pytest.mark.parametrize("container", [np.asarray, lambda a: a.tolist()])
+def test_the_budget_is_checked_before_the_data_are_read(make, container):
+    """SPEC: the budget is checked before the data are touched, so an exhausted ledger
+    refuses whatever the values (the median validated first, and a NaN answered instead)."""
+    X = np.ones((20, 2))
+    X[3, 1] = np.nan
+    y = np.r_[np.zeros(10), np.ones(10)]
+    exhausted = BudgetAccountant(epsilon=0.5, delta=1e-3)
+    with pytest.raises(BudgetExceededError):
+        make(exhausted).fit(container(X), y)
+    ample = BudgetAccountant(epsilon=100.0, delta=1e-3)  # the control: the NaN is found
+    with pytest.raises(ValueError, match="NaN") as info:
+        make(ample).fit(container(X), y)
+    assert not isinstance(info.value, BudgetExceededError)
+    assert len(exhausted) == len(ample) == 0
+
+
 def test_the_budget_is_read_only_and_spends_are_checked_against_the_stored_one(tmp_path):
     # audit s21 finding 5: ``acc.epsilon = 5`` on a ledger created with 1.0 was accepted, and
     # spends were admitted against the edited in-memory value (pickled copies carried it too)

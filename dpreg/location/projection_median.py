@@ -80,6 +80,17 @@ DIRECTION_BUDGET = 5e7
 AUTO_TAU_TARGET = 0.4
 
 
+def _row_count(X):
+    """The number of rows of an array-like without reading its values (None if unknown)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None:
+        return int(shape[0]) if len(shape) else None
+    try:
+        return len(X)
+    except TypeError:
+        return None
+
+
 def default_delta(n):
     """Default delta: ``min(1e-5, n^{-3/2})``, well below ``1/n``."""
     return min(1e-5, float(n) ** -1.5)
@@ -762,6 +773,14 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 "PrivateProjectionMedian does not support sample_weight: its PTR sensitivity "
                 "bounds are derived for unweighted records only."
             )
+        accountant = check_accountant(self.accountant)
+        rows = _row_count(X)
+        if rows is not None:
+            # The budget before the data, as the regression models do (SPEC 1): whether a fit
+            # is refused must not depend on the values (a NaN check would otherwise answer
+            # first). The row count, all the default delta needs, is public.
+            delta = default_delta(max(rows, 1)) if self.delta is None else self.delta
+            accountant.check(check_epsilon(self.epsilon), check_delta(delta))
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=1)
         n, d = X.shape
         if n < 3:
@@ -772,8 +791,7 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         epsilon, delta, tau, eta, c = self._check_params(n, d)
         trim = self._check_trim(n, d)
         total_epsilon = check_epsilon(self.epsilon)
-        accountant = check_accountant(self.accountant)
-        if accountant is not None:
+        if rows is None:  # an input without a row count: checked as soon as n is known
             accountant.check(total_epsilon, delta)
         kind, public_scale = self._scale_kind(d)
         if trim is not None:  # largest adaptive radius, from public caps: overflow check
