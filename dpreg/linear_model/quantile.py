@@ -24,6 +24,7 @@ from .._bounds import (
 )
 from .._kng_exact import MIN_BOX_WIDTH, memory_plan
 from .._kng_grid import check_grid_epsilon, round_to_grid
+from .._kng_line import line_release_applies
 from .._validation import (
     check_bounds,
     check_epsilon,
@@ -251,7 +252,8 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         None otherwise.
     sampler_diagnostics_ : dict
         The sampler's public plan: ``exact`` (whether the draw is exact) and ``sampler``
-        (``"boxes"`` for the exact sampler, ``"gibbs"``, ``"none"`` without parameters); Gibbs
+        (``"line"`` for an intercept-only fit, ``"boxes"`` for the exact sampler,
+        ``"gibbs"``, ``"none"`` without parameters); Gibbs
         adds ``n_chains``, ``n_sweeps`` and ``rhat_limit``. These follow from the settings
         and ``(n_samples, n_features)`` alone. With ``diagnostics=True`` it also holds the
         sampler's statistics: exact sampler ``n_boxes``, ``n_proposals``,
@@ -675,6 +677,20 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         """One draw (never raises on the data) and the sampler's statistics."""
         if d == 0:
             return np.zeros(0), {"exact": True, "sampler": "none"}
+        if (
+            d == 1
+            and self.fit_intercept
+            and not weighted
+            and line_release_applies(mech.gradient, mech.ball)
+        ):
+            # Intercept only (Smith's private quantile): every index vector and jump is 1, a
+            # structure fixed by the public parameters, so the test above depends on n alone
+            # (sums below 2**52). The same grid law is drawn segment by segment with exact
+            # integer gradient sums (dpreg._kng_line: nothing to charge for float error) in
+            # O(n log n) whatever the data; the box sampler could stall after the spend when
+            # every response fell inside one grid cell of a wide bounds_y (session-22 audit).
+            theta, info = mech.sample_exact(random_state=rng, return_info=True)
+            return theta, {"exact": True, "sampler": "line", **info}
         if d == 1 or self.sampler == "exact":
             # scaled features lie in [-1, 1], so every jump |w_ij| <= 1 (public): the draw is
             # a grid cell, epsilon-DP as computed (dpreg._kng_grid.float_scale); weighted jumps

@@ -338,3 +338,57 @@ def test_pipeline_and_grid_search_over_quantile_and_epsilon():
     assert grid.best_params_["kngquantileregressor__quantile"] in (0.25, 0.5)
     assert grid.predict(X).shape == (300,)
     assert np.isfinite(grid.score(X, y))
+
+
+def test_intercept_only_draws_by_segments_and_never_stalls():
+    """Session-22 audit: an intercept-only fit with a wide public bounds_y (every response
+    inside one grid cell of the box) stalled in the box sampler after the spend. Intercept
+    only is Smith's private quantile, whose structure is public: it is drawn segment by
+    segment (dpreg._kng_line) in O(n log n) whatever the data."""
+    import time
+
+    from dpreg import BudgetAccountant
+
+    rng = np.random.default_rng(0)
+    y = rng.standard_normal(200)
+    X = np.zeros((200, 1))  # bounds_X=(0, 0): the constant feature is dropped (d = 1)
+    acc = BudgetAccountant()
+    start = time.monotonic()
+    m = KNGQuantileRegressor(
+        bounds_X=(0, 0), bounds_y=(-1e12, 1e12), random_state=0, accountant=acc
+    ).fit(X, y)
+    assert time.monotonic() - start < 10.0  # the box sampler did not finish in 20 s
+    assert m.sampler_diagnostics_ == {"exact": True, "sampler": "line"}
+    assert np.isfinite(m.intercept_) and abs(m.intercept_) < 1e12 and acc.spent[0] == 1.0
+    # the structure decides, not the data: weighted fits and slopes keep the box sampler
+    w = np.full(200, 0.5)
+    mw = KNGQuantileRegressor(bounds_X=(0, 0), bounds_y=(-10, 10), random_state=0)
+    assert mw.fit(X, y, sample_weight=w).sampler_diagnostics_["sampler"] == "boxes"
+    m2 = _model(fit_intercept=False).fit(rng.uniform(1, 9, (50, 1)), rng.uniform(0, 9, 50))
+    assert m2.sampler_diagnostics_["sampler"] == "boxes"
+
+
+def test_intercept_only_segment_law_matches_the_box_sampler(monkeypatch):
+    """The two exact samplers draw the same grid law (their density scales differ by about
+    1e-12 relative): a two-sample KS test on 300 draws each; a shifted law is rejected."""
+    from scipy import stats
+
+    from dpreg.linear_model import quantile as module
+
+    rng = np.random.default_rng(1)
+    y = rng.standard_normal(30)
+    X = np.zeros((30, 1))
+
+    def draws(seeds):
+        return np.array([
+            KNGQuantileRegressor(
+                quantile=0.3, bounds_X=(0, 0), bounds_y=(-3, 3), random_state=s
+            ).fit(X, y).intercept_
+            for s in seeds
+        ])  # fmt: skip
+
+    line = draws(range(300))
+    monkeypatch.setattr(module, "line_release_applies", lambda *args: False)
+    boxes = draws(range(1000, 1300))
+    assert stats.ks_2samp(line, boxes).pvalue > 1e-3
+    assert stats.ks_2samp(line, boxes + 0.25).pvalue < 1e-3  # the control
