@@ -3,11 +3,15 @@ may raise after the spend, and the exact sampler must stay live with axis direct
 
 Each test failed on the code before its fix (noted per test)."""
 
+import warnings
+
 import numpy as np
+import pytest
 
 from dpreg import BudgetAccountant, PrivateProjectionMedian
 from dpreg.location import _lp
 from dpreg.location import _sensitivity as sens
+from dpreg.location._sampler import ExactSampler
 
 
 def _fit(X, **kw):
@@ -40,3 +44,45 @@ def test_minimax_point_is_closed_form_for_axes():
     mid, half = np.array([3e-200, -2e200]), np.array([1e-201, 1e199])
     z = _lp.minimax_point(U, mid, half, np.array([1e-200, 1e200]))
     np.testing.assert_array_equal(U @ z, mid)
+
+
+@pytest.mark.parametrize("as_errors", [False, True])
+def test_linf_fit_with_scales_beyond_the_float_range_releases(as_errors):
+    """Audit reproduction (n scaled down): column MADs 1e400 apart with norm='linf'. Old code:
+    ValueError from linprog after the spend. Now the test passes (h > 0) and a finite
+    location is released, also with warnings turned into errors."""
+    X = np.random.default_rng(0).standard_normal((2000, 3)) * [1e-200, 1e-200, 1e200]
+    with warnings.catch_warnings():
+        if as_errors:
+            warnings.simplefilter("error")
+        est, acc = _fit(X, norm="linf", max_proposals=10_000)
+    assert np.all(np.isfinite(est.location_))
+    assert acc.spent == (5.0, est.delta_)
+    # the release sits at each column's own scale
+    assert np.all(np.abs(est.location_) < 10 * np.array([1e-200, 1e-200, 1e200]))
+
+
+# ------------------------------------------------------- finding 2: linf acceptance collapse
+@pytest.mark.parametrize("r", [1e-13, 1e-100])
+def test_exact_sampler_linf_accepts_with_a_tiny_axis_scale(r):
+    """A coordinate whose scale is r times the other's: the old absolute 1e-9 pad made the box
+    ~1e-9 / r times too wide there (acceptance 3e-5 at r = 1e-13, none at 1e-100). The axis
+    frame is exact and B_t = P_t, so the acceptance is 1 up to the mixture correction."""
+    U = np.eye(2)
+    mu, sigma = np.array([0.3, -2e-5 * r]), np.array([0.66, 0.67 * r])
+    smp = ExactSampler(U, mu, sigma, 169.65, np.random.default_rng(0))
+    X = smp.sample(200, max_proposals=400)
+    assert smp.acceptance_rate > 0.99
+    # the law in the data's units: (X - mu) / sigma is exp(-c ||.||_inf), radius ~ Gamma(2)
+    V = (X - mu) / sigma
+    assert 0.5 * 2 / 169.65 < np.mean(np.max(np.abs(V), axis=1)) < 1.5 * 2 / 169.65
+
+
+def test_linf_fit_with_a_tiny_column_scale_releases_quickly():
+    """Audit reproduction (b4, n scaled down): data N(0, I) * [1, 1e-16], norm='linf'. Old code:
+    RuntimeError after the spend at max_proposals (or a hang with the default None)."""
+    X = np.random.default_rng(0).standard_normal((2000, 2)) * [1.0, 1e-16]
+    est, acc = _fit(X, norm="linf", max_proposals=1000, diagnostics=True)
+    assert np.all(np.isfinite(est.location_))
+    assert est.diagnostics_["acceptance_rate"] > 0.5
+    assert acc.spent == (5.0, est.delta_)
