@@ -802,8 +802,11 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 stacklevel=2,
             )
         rng = check_random_state(self.random_state)  # before the spend: a bad value raises
-        accountant.spend(total_epsilon, delta)  # atomic reserve, after validation, before computing
+        # public: bad directions (shape, finiteness, rank, n_directions < d) raise before the
+        # spend. The directions are the first draw from rng whether built before or after
+        # the spend, so a seeded fit's stream (and output) is as when they came after it.
         U = make_directions(self.norm, d, self.n_directions, rng, n_samples=n)
+        accountant.spend(total_epsilon, delta)  # atomic reserve, after validation, before computing
         if kind == _private_scale.PRIVATE:  # sequential composition: scales, then median
             public_scale = _private_scale.release_scales(X, self._scale_epsilon, rng)
 

@@ -86,3 +86,57 @@ def test_linf_fit_with_a_tiny_column_scale_releases_quickly():
     assert np.all(np.isfinite(est.location_))
     assert est.diagnostics_["acceptance_rate"] > 0.5
     assert acc.spent == (5.0, est.delta_)
+
+
+# ------------------------------------------------- finding 4: directions before the spend
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(norm="l2", n_directions=1),
+        dict(norm=np.array([[1.0, 1.0], [2.0, 2.0]])),
+        dict(norm=np.ones((3, 5))),
+        dict(norm=np.array([[1.0, 0.0], [0.0, np.nan]])),
+        dict(norm=np.array([[1.0, 0.0], [0.0, 0.0]])),
+    ],
+    ids=["too-few", "rank-deficient", "wrong-shape", "nan", "zero-row"],
+)
+def test_bad_directions_are_refused_before_the_spend(kw):
+    """Old code: the ValueError came after ``accountant.spend`` (the ledger was charged)."""
+    X = np.random.default_rng(0).standard_normal((2000, 2))
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="direction"):
+        PrivateProjectionMedian(epsilon=5.0, accountant=acc, random_state=0, **kw).fit(X)
+    assert acc.spent == (0.0, 0.0)
+
+
+# Seeded releases recorded from the code before the directions moved ahead of the spend
+# (commit 1e3dce1): a seed's stream, hence its output, must not change.
+_X2 = np.random.default_rng(3).standard_normal((2000, 2)) + [1.0, -2.0]
+_X3 = np.random.default_rng(4).standard_normal((3000, 3)) * [1.0, 2.0, 0.5]
+_SEEDED = [
+    (
+        "l2",
+        _X2,
+        dict(norm="l2", n_directions=50),
+        ["0x1.17e5fa7a00000p+0", "-0x1.f4c2638100000p+0"],
+    ),
+    ("l1", _X2, dict(norm="l1"), ["0x1.cd236fd500000p-1", "-0x1.1617b63f00000p+1"]),
+    (
+        "array",
+        _X2,
+        dict(norm=np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, -1.0]])),
+        ["0x1.f15174ff00000p-1", "-0x1.112e2be100000p+1"],
+    ),
+    (
+        "l2_private_scale",
+        _X3,
+        dict(norm="l2", n_directions=40, scale="private"),
+        ["0x1.a37452ac00000p-4", "0x1.3e08bdcf00000p-3", "0x1.f562351200000p-5"],
+    ),
+]
+
+
+@pytest.mark.parametrize("name, X, kw, expected", _SEEDED, ids=[s[0] for s in _SEEDED])
+def test_seeded_release_unchanged_by_building_directions_first(name, X, kw, expected):
+    est = PrivateProjectionMedian(epsilon=5.0, delta=1e-6, random_state=7, **kw).fit(X)
+    assert [float(v).hex() for v in est.location_] == expected
