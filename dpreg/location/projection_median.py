@@ -549,8 +549,10 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         with np.errstate(all="ignore"):
             largest = float(np.max(np.abs(X))) if X.size else 0.0
         if not largest <= limit:
+            # the limit (public: d only), never a data value: the refusal is validation, the
+            # size of the largest entry is not needed to act on it
             raise ValueError(
-                f"X has entries of magnitude up to {largest:.3g}; PrivateProjectionMedian "
+                f"X has entries of magnitude above {limit:.3g}: PrivateProjectionMedian "
                 f"needs max |x| <= {limit:.3g} (float64 max / (16 sqrt(n_features))) so that "
                 "projections and their differences cannot overflow. Rescale X by a public "
                 "factor first."

@@ -140,3 +140,14 @@ _SEEDED = [
 def test_seeded_release_unchanged_by_building_directions_first(name, X, kw, expected):
     est = PrivateProjectionMedian(epsilon=5.0, delta=1e-6, random_state=7, **kw).fit(X)
     assert [float(v).hex() for v in est.location_] == expected
+
+
+# ---------------------------------------------------------------- finding 5: the message
+def test_magnitude_refusal_does_not_print_a_data_value():
+    X = np.random.default_rng(0).standard_normal((50, 2))
+    X[17, 0] = 1.2345e307
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="magnitude above") as info:
+        PrivateProjectionMedian(epsilon=5.0, accountant=acc).fit(X)
+    assert "1.23e+307" not in str(info.value) and "1.2345" not in str(info.value)
+    assert acc.spent == (0.0, 0.0)
