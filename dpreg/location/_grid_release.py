@@ -111,7 +111,7 @@ class GridProposal:
     In the sampler's centring frame: ``U`` (m, d) unit directions, ``mu``/``sigma`` (m,),
     ``c`` the inverse temperature, ``t_lo`` (the LP boxes have non-negative widths from
     there on, exactly), the LP box ``[a_lo + g_lo t, a_hi + g_hi t]`` (floats, (d,) each) and
-    the frame ``x0`` (d,), ``s``.
+    the frame ``x0`` (d,), ``s`` (a scalar, or (d,): one scale per coordinate).
 
     With ``S = c (t - t_lo)`` the box volume is the polynomial ``P(S) = prod_i (A_i + B_i S)``
     (exact rational coefficients ``p_k``). A component k is drawn with probability
@@ -129,8 +129,11 @@ class GridProposal:
         self.c, self.inv_c = float(c), 1.0 / float(c)
         self.t_lo = float(t_lo)
         self.a_lo, self.g_lo, self.a_hi, self.g_hi = a_lo, g_lo, a_hi, g_hi
-        self.x0, self.s = x0, float(s)
         self.d = U.shape[1]
+        # s is one scale (the general frame) or one per coordinate (the axis frame of
+        # ExactSampler._init_axes); either way x = x0 + s * x' coordinate-wise
+        self.x0 = np.asarray(x0, dtype=float)
+        self.s = np.broadcast_to(np.asarray(s, dtype=float), (self.d,))
         self.q = 2 * self.d + 2  # 1 for the correction, d + 1 for S, d for the point
         self._mixture()
 
@@ -287,7 +290,8 @@ class GridProposal:
         small = arb(2) ** (_MIN_EXP + SIGNIFICANT_BITS + 1)
         vals = []
         for j in range(self.d):
-            o = X[0, j] * arb(self.s) + arb(float(self.x0[j]))
+            s_j = float(np.broadcast_to(self.s, (self.d,))[j])
+            o = X[0, j] * arb(s_j) + arb(float(self.x0[j]))
             if abs(o) < small:  # certainly below: the fixed subnormal spacing
                 g_exp = _MIN_EXP
             else:

@@ -30,6 +30,27 @@ def centring_frame(U, mid, lower):
     return x0, s
 
 
+def signed_permutation(U):
+    """``(cols, signs)`` if every row of ``U`` is ``signs[u] * e_{cols[u]}`` (exactly +-1) and
+    every coordinate has exactly one row (``norm="linf"``), else ``None``.
+
+    For such U the objective separates: row u only sees ``z_{cols[u]}``, so
+    ``z_{cols[u]} = signs[u] * mid_u`` gives ``u^T z = mid_u`` exactly and attains the lower
+    bound ``max_u half_u / lower_u``: the minimiser in closed form, in the data's units, with
+    no LP and no frame (which overflows when the scales span more than the float range)."""
+    m, d = U.shape
+    if m != d:
+        return None
+    nonzero = U != 0
+    if not np.all(nonzero.sum(axis=1) == 1):
+        return None
+    cols = np.argmax(nonzero, axis=1)
+    signs = U[np.arange(m), cols]
+    if np.unique(cols).size != d or not np.all(np.abs(signs) == 1.0):
+        return None
+    return cols, signs
+
+
 def minimax_value(U, z, mid, half, lower):
     """``max_u (|u^T z - mid_u| + half_u) / lower_u`` evaluated directly (inf if not finite)."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -39,20 +60,42 @@ def minimax_value(U, z, mid, half, lower):
 
 def minimax_point(U, mid, half, lower):
     """A minimiser of :func:`minimax_value` over z (by LP in the centred, rescaled frame),
-    or ``None`` if the solver fails. ``lower`` must be positive and everything finite."""
+    or ``None`` if there is none to offer (callers then fall back to other points).
+
+    ``None`` when a rescaled input is not finite, or ``lower / s`` is not positive: the
+    inputs are finite in the data's units, but when the ``lower`` span more than the float
+    range relative to their median ``s`` (e.g. axis directions on columns whose MADs differ
+    by 1e400), ``lower / s`` overflows to inf or underflows to 0, and HiGHS refuses inf
+    coefficients with a ``ValueError``. Callers run after the budget is spent, so any such
+    refusal of the solver (a ``ValueError`` on its inputs) is also ``None``, never an
+    exception: the point only proposes a value, which callers re-evaluate directly."""
     m, d = U.shape
+    perm = signed_permutation(U)
+    if perm is not None:
+        cols, signs = perm
+        z = np.zeros(d)
+        z[cols] = signs * mid
+        return z
     x0, s = centring_frame(U, mid, lower)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
         mid_s = (mid - U @ x0) / s
         half_s, lower_s = half / s, lower / s
-    if not (np.all(np.isfinite(mid_s)) and np.all(np.isfinite(half_s))):
+    finite = np.all(np.isfinite(mid_s)) and np.all(np.isfinite(half_s))
+    if not (finite and np.all(np.isfinite(lower_s)) and np.all(lower_s > 0)):
         return None
     # variables (z', t): minimise t s.t. +-(U z' - mid') + half' <= t * lower'
     A = np.block([[U, -lower_s[:, None]], [-U, -lower_s[:, None]]])
     b = np.concatenate([mid_s - half_s, -mid_s - half_s])
     cost = np.zeros(d + 1)
     cost[-1] = 1.0
-    res = optimize.linprog(cost, A_ub=A, b_ub=b, bounds=[(None, None)] * (d + 1), method="highs")
+    try:
+        res = optimize.linprog(
+            cost, A_ub=A, b_ub=b, bounds=[(None, None)] * (d + 1), method="highs"
+        )
+    except ValueError:  # inputs HiGHS refuses (e.g. an overflow in A or b): no LP point
+        return None
     if res.status != 0:
         return None
-    return x0 + s * res.x[:d]
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = x0 + s * res.x[:d]
+    return z if np.all(np.isfinite(z)) else None

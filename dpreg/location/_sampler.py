@@ -11,11 +11,13 @@ programming duality: ``h_i(t) = max{x_i : x in P_t}`` is the value of an LP whos
 side is affine in t, hence ``h_i(t) <= y^T (b + t s)`` for *every* dual-feasible y (weak
 duality); the optimal dual at one t0 gives a tangent that bounds h_i for all t. Widths are
 then affine in t, ``vol(B_t)`` is a polynomial with non-negative coefficients in
-``t - t_lo`` and t is drawn from the matching Gamma mixture. For axis directions ("linf")
-``B_t = P_t`` and every proposal is accepted (the closed form).
+``t - t_lo`` and t is drawn from the matching Gamma mixture. For axis directions ("linf", one
+``+-e_i`` row per coordinate) no LP is needed: in an exact per-coordinate frame ``B_t = P_t``
+and every proposal is accepted up to the mixture's correction (``ExactSampler._init_axes``).
 
 The box and x* only shape the proposal; the accept step uses the exact target, so the output
-law does not depend on them. A floating-point safety margin inflates the boxes slightly.
+law does not depend on them. A floating-point safety margin inflates the LP boxes slightly; it
+must only ever enlarge them (a rejection envelope has to contain the target's support).
 
 The acceptance rate is about ``vol(P_t) / vol(B_t)``: near 1 for axes, around ``2^d /
 vol(unit ball)`` for round polytopes, which makes the exact sampler impractical for many
@@ -76,7 +78,12 @@ def _support_tangents(U, mu, sigma, t0):
             primal = -res.fun
             dual_val = float(y @ rhs)
             slope_i = float(y @ s)
-            # tangent through max(primal, dual) at t0; inflate for floating point safety
+            # tangent through max(primal, dual) at t0; inflate for floating point safety.
+            # The pad is in the frame's units (the median scale), not coordinate i's own: the
+            # HiGHS dual is feasible only to an absolute tolerance, and its residual multiplies
+            # every coordinate of x, so the error of this bound is of the frame's size whatever
+            # coordinate i's own extent. Axis directions, where this made coordinates with a
+            # tiny scale unsampleable, never get here (ExactSampler._init_axes).
             val0 = max(primal, dual_val)
             scale = 1.0 + abs(val0) + slope_i * (1.0 + abs(t0))
             val0 += 1e-9 * scale
@@ -119,12 +126,17 @@ class ExactSampler:
     """
 
     def __init__(self, U, mu, sigma, c, rng, x_star=None, o_star=None):
+        self.c, self.rng = float(c), rng
+        perm = _lp.signed_permutation(U)
+        if perm is not None:
+            self._init_axes(U, mu, sigma, perm)
+            return
         # Work in the frame x = x0 + s x' (``_lp.centring_frame``): O(x0 + s x') is the
         # outlyingness of (mu - U x0) / s, sigma / s at x', so sampling x' exactly and mapping
         # back is exact, and every LP below sees coefficients of order 1 at any data scale.
         self.x0, self.s = _lp.centring_frame(U, mu, sigma)
         mu_s, sigma_s = (mu - U @ self.x0) / self.s, sigma / self.s
-        self.U, self.mu, self.sigma, self.c, self.rng = U, mu_s, sigma_s, float(c), rng
+        self.U, self.mu, self.sigma = U, mu_s, sigma_s
         d = U.shape[1]
         if x_star is None:
             try:
@@ -152,6 +164,35 @@ class ExactSampler:
         self.t_lo = _nonnegative_widths(a_lo, g_lo, a_hi, g_hi, self.t_lo)
         self.proposal = GridProposal(
             U, mu_s, sigma_s, self.c, self.t_lo, a_lo, g_lo, a_hi, g_hi, self.x0, self.s
+        )
+        self.n_proposals = 0
+        self.n_accepted = 0
+
+    def _init_axes(self, U, mu, sigma, perm):
+        """Axis directions (``norm="linf"``): an exact diagonal frame and ``B_t = P_t``.
+
+        Row u is ``signs[u] e_i`` with ``i = cols[u]``, one row per coordinate. Take
+        ``x0_i = signs[u] mu_u`` and ``s_i = sigma_u`` (floats, copied exactly) and map
+        ``x = x0 + s * x'`` coordinate-wise. Then ``u^T x - mu_u = signs[u] s_i x'_i`` exactly
+        in real arithmetic (``signs[u]^2 = 1``), so ``O(x) = max_i |x'_i|``: the frame's
+        constants are ``mu' = 0``, ``sigma' = 1`` with no rounding at all, whatever the spread
+        of the scales (the scalar frame of the general case divides by one median scale; a
+        coordinate whose scale is 1e-14 of it then has a P_t of width ~1e-14 t there, and
+        its absolute float pad of 1e-9 made the acceptance collapse; with scales more than
+        the float range apart, ``sigma / s`` overflowed). ``P_t = [-t, t]^d``, and the box
+        ``lo(t) = -t``, ``hi(t) = t`` (exact constants, ``t_lo = 0``) *is* P_t: no pad is
+        needed to contain it, and only the mixture's ``K P(S) / Q(S)`` correction rejects.
+        """
+        cols, signs = perm
+        d = U.shape[1]
+        self.x0, self.s = np.empty(d), np.empty(d)
+        self.x0[cols] = signs * mu
+        self.s[cols] = sigma
+        self.U, self.mu, self.sigma = U, np.zeros(d), np.ones(d)
+        self.x_star, self.o_star, self.t_lo = np.zeros(d), 0.0, 0.0
+        one = np.ones(d)
+        self.proposal = GridProposal(
+            U, self.mu, self.sigma, self.c, 0.0, -0.0 * one, -one, 0.0 * one, one, self.x0, self.s
         )
         self.n_proposals = 0
         self.n_accepted = 0

@@ -18,19 +18,24 @@ Facts used (proofs in ``docs/projection_median.md``)
     rank. Hence the median (x_(a)+x_(b))/2, a = floor((n+1)/2), b = floor(n/2)+1, moves by at
     most max((gap_a + gap_b)/2, (gap_{a-1} + gap_{b-1})/2) and the IQR x_(n+1-r) - x_(r)
     (r = ceil(n/4)) by at most the largest of the four gaps next to its two ends.
-(D) Deviations. ``g_r(m)`` = r-th smallest |x_i - m| is 1-Lipschitz in m, and a data set in
-    B_k(D) has its r-th smallest deviation about any centre >= g_{r-k} and <= g_{r+k} of D.
-    The median of every data set in B_k(D) lies in [L_k, R_k] = [M_{-k}, M_{+k}] with
-    M_s = (x_(a+s) + x_(b+s))/2. With centre m_k = (L_k + R_k)/2 and half-width
-    w_k = (R_k - L_k)/2, every MAD in B_k(D) lies in
-    [ (g_{a-k}(m_k) + g_{b-k}(m_k))/2 - w_k , (g_{a+k}(m_k) + g_{b+k}(m_k))/2 + w_k ].
+(D) Deviations. ``g_r(m)`` = r-th smallest |x_i - m|; a data set in B_k(D) has its r-th
+    smallest deviation about any centre >= g_{r-k} and <= g_{r+k} of D. The median of every
+    data set in B_k(D) lies in [L_k, R_k] = [M_{-k}, M_{+k}] with M_s = (x_(a+s) + x_(b+s))/2,
+    so every MAD in B_k(D) lies in
+    [ (min_m g_{a-k}(m) + min_m g_{b-k}(m))/2 , (max_m g_{a+k}(m) + max_m g_{b+k}(m))/2 ],
+    m ranging over [L_k, R_k]; both extremes are computed exactly
+    (:func:`min_centred_deviation`, :func:`max_centred_deviation`; docs section 3). (An earlier
+    version used the 1-Lipschitz bound ``g_r(m_k) -+ w_k`` about the centre m_k of [L_k, R_k]
+    with half-width w_k, which is looser.)
 
 Monotonicity (what makes the safety margin have sensitivity 1)
 ---------------------------------------------------------------
 Every upper bound ``U_k(D)`` here satisfies ``U_{k-1}(D') <= U_k(D)`` and every lower bound
 ``B_k(D)`` satisfies ``B_{k-1}(D') >= B_k(D)`` for all neighbours D' of D: exact sups (G) by
 nesting ``B_{k-1}(D') subset B_k(D)``, interlacing formulas by (I), and the MAD bounds because
-``[L'_{k-1}, R'_{k-1}] subset [L_k, R_k]`` so ``|m'_{k-1} - m_k| <= w_k - w'_{k-1}``.
+``g'_{r-(k-1)} >= g_{r-k}`` and ``g'_{r+k-1} <= g_{r+k}`` pointwise (by (I)) while the centre
+ranges over ``[L'_{k-1}, R'_{k-1}] subset [L_k, R_k]`` (a min over a smaller set is larger, a
+max smaller).
 Positive combinations of upper bounds divided by lower bounds inherit the property.
 """
 

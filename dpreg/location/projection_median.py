@@ -560,8 +560,10 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
         with np.errstate(all="ignore"):
             largest = float(np.max(np.abs(X))) if X.size else 0.0
         if not largest <= limit:
+            # the limit (public: d only), never a data value: the refusal is validation, the
+            # size of the largest entry is not needed to act on it
             raise ValueError(
-                f"X has entries of magnitude up to {largest:.3g}; PrivateProjectionMedian "
+                f"X has entries of magnitude above {limit:.3g}: PrivateProjectionMedian "
                 f"needs max |x| <= {limit:.3g} (float64 max / (16 sqrt(n_features))) so that "
                 "projections and their differences cannot overflow. Rescale X by a public "
                 "factor first."
@@ -820,8 +822,11 @@ class PrivateProjectionMedian(OneToOneFeatureMixin, TransformerMixin, BaseEstima
                 stacklevel=2,
             )
         rng = check_random_state(self.random_state)  # before the spend: a bad value raises
-        accountant.spend(total_epsilon, delta)  # atomic reserve, after validation, before computing
+        # public: bad directions (shape, finiteness, rank, n_directions < d) raise before the
+        # spend. The directions are the first draw from rng whether built before or after
+        # the spend, so a seeded fit's stream (and output) is as when they came after it.
         U = make_directions(self.norm, d, self.n_directions, rng, n_samples=n)
+        accountant.spend(total_epsilon, delta)  # atomic reserve, after validation, before computing
         if kind == _private_scale.PRIVATE:  # sequential composition: scales, then median
             public_scale = _private_scale.release_scales(X, self._scale_epsilon, rng)
 
