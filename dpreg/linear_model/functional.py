@@ -610,11 +610,20 @@ def _huber_std(layout, epsilon, delta, n=None):
 
 
 def _coordinate_error(n):
-    """Bound on ``|fl(T_i) - T_i|`` per coordinate of the computed ``T`` (0 if ``n`` is None):
-    a sum of ``n`` rounded products of terms in [-1, 1], in any order."""
+    """Bound on ``|fl(T_i) - T_i|`` for every coordinate of the computed ``T`` (0 if ``n`` is
+    None).
+
+    Every computed per-record term lies in [-1, 1] and each coordinate of the moment matrix
+    is a sum of ``n`` rounded products, within ``e = float_sum_error_bound(n, 1,
+    products=True)`` of the exact sum in any order. :meth:`Layout.pack` releases the squares
+    doubled, ``S_j = 2 fl(sum z_j^2)``; the doubling is exact, so ``|S_j - 2 sum z_j^2| <=
+    2 e``: twice the error of the other coordinates (session-22 audit F4). The bound for
+    terms of magnitude 2, ``float_sum_error_bound(n, 2, products=True) = 2 e``, covers every
+    coordinate, the doubled squares included.
+    """
     from ..noise._grid import float_sum_error_bound  # noqa: PLC0415
 
-    return 0.0 if n is None else float_sum_error_bound(int(n), 1.0, products=True)
+    return 0.0 if n is None else float_sum_error_bound(int(n), 2.0, products=True)
 
 
 def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
@@ -624,9 +633,9 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
     ``randomise`` returns the ideal real-valued output rounded exactly to a public grid, so the
     statistic is never added to float noise here. The *computed* statistic differs from the
     exact sum of the computed (clipped, |value| <= 1) per-record terms by at most
-    ``float_sum_error_bound(n, 1, products=True)`` per coordinate (any summation order), so
-    with the public ``n`` each sensitivity is inflated by that error
-    (:func:`dpreg.noise._grid.inflate_sensitivity`) -- a relative change of about ``n * 1e-16``.
+    ``float_sum_error_bound(n, 2, products=True)`` per coordinate (any summation order; the
+    factor 2 covers the doubled squares, :func:`_coordinate_error`), so with the public ``n``
+    each sensitivity is inflated by that error (:func:`dpreg.noise._grid.inflate_sensitivity`).
 
     ``T`` may carry leading batch axes (``(..., dim)``): every row gets an independent draw of
     the same noise law. The release uses one row; the bootstrap of ``_inference`` draws its

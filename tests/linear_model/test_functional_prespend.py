@@ -3,6 +3,8 @@
 * F1: ``mechanism="huber"`` was planned before the spend at the raw sensitivities and the fit's
   epsilon, then recalibrated for the release at the float-inflated sensitivities and the
   release's epsilon; that calibration failed with a ``RuntimeError`` after the ledger entry.
+* F4: the doubled squares of T carry twice the per-coordinate float error of the other
+  entries; the sensitivity inflation must use that error for every coordinate.
 """
 
 import numpy as np
@@ -12,8 +14,12 @@ from dpreg import BudgetAccountant, FunctionalLinearRegression
 from dpreg import noise as noise_module
 from dpreg.linear_model._functional_sensitivity import (
     Layout,
+    l2_sensitivity,
+    linf_sensitivity,
 )
 from dpreg.linear_model.functional import make_plan, privatize_statistic
+from dpreg.noise import L2Ball, LinfBall
+from dpreg.noise._grid import float_sum_error_bound, inflate_sensitivity
 
 # the report's run (p=5, eps=1, delta=1e-3, n=200) and the settings its grid found failing
 # after the spend (p, epsilon, delta, inference_share)
@@ -90,3 +96,36 @@ def test_huber_calibration_failure_is_a_value_error(monkeypatch):
     with pytest.raises(ValueError, match="cannot be calibrated"):
         stats_model.fit_statistics(stats)
     assert acc.ledger == []
+
+
+def _captured_sensitivities(monkeypatch, plan_kw, n):
+    """The sensitivities privatize_statistic hands to the mechanisms for ``n`` roundings."""
+    seen = []
+    for name in ("GaussianMechanism", "KNormMechanism"):
+        real = getattr(noise_module, name)
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            seen.append((_name, args))
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(noise_module, name, spy)
+    layout = Layout(2, True)
+    plan = make_plan(layout, 1.0, **plan_kw)
+    privatize_statistic(np.zeros(layout.dim), layout, plan, 1.0, plan_kw.get("delta", 0.0), 0, n=n)
+    return layout, seen
+
+
+def test_doubled_squares_error_in_the_inflation(monkeypatch):
+    # every coordinate of the computed T, the doubled squares S_j = 2 fl(sum z_j^2) included,
+    # is within E = 2 float_sum_error_bound(n, 1, products=True) of the exact value; the
+    # sensitivity must be inflated by at least that (the old code used half of it)
+    n = 10**7
+    E = 2.0 * float_sum_error_bound(n, 1.0, products=True)
+    layout, seen = _captured_sensitivities(monkeypatch, {"delta": 1e-6, "mechanism": "gaussian"}, n)
+    (name, args), d = seen[0], layout.dim
+    assert name == "GaussianMechanism"
+    assert args[2] >= inflate_sensitivity(l2_sensitivity(2, True), E, L2Ball(d))
+    layout, seen = _captured_sensitivities(monkeypatch, {"release": "blocks"}, n)
+    gram_sens = seen[0][1][2]
+    g = layout.d_gram
+    assert gram_sens >= inflate_sensitivity(linf_sensitivity(2, True), E, LinfBall(g))
