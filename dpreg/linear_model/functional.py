@@ -63,10 +63,12 @@ from .._bounds import (
     check_bounds_groups,
     check_bounds_param,
     check_fit_share,
+    check_unscalable,
     clip_released,
     fit_bounds,
     safe_inverse,
     split_budget,
+    unscale_cap,
     unscale_coefficients,
 )
 from .._validation import (
@@ -1105,6 +1107,13 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         n_pooled = sum(g.size - 1 for g in groups) if groups is not None and private[0] else 0
         n_private = self.n_features_in_ * private[0] + k * private[1] - n_pooled
         n_rows = int(Xv.shape[0])
+        if not any(private) and self.bounds_X is not None and self.bounds_y is not None:
+            # public boxes so extreme that a unit slope overflows in the user's units (tiny
+            # bounds_X, wide bounds_y) are refused now, not after the spend (s22 audit F5)
+            fi = bool(self.fit_intercept)
+            x_box = _scaling(self.bounds_X, self.n_features_in_, None, "bounds_X", fi)
+            y_box = _scaling(self.bounds_y, k, None, "bounds_y", fi)
+            check_unscalable(1.0, x_box[2], x_box[3], (y_box[2], y_box[3]), fi)
         eps_fit = (
             split_budget(self.bounds_share, eps, n_rows, n_private)[1] if any(private) else eps
         )
@@ -1203,6 +1212,8 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         if self._explicit_rounds() > 0:  # "auto" fits without rounds here
             raise ValueError("boost_rounds > 0 needs the rows: use fit(X, y).")
         _check_finite_statistics(stats, self.inference_share > 0)
+        y_map = (stats.y_offset, stats.y_scale)  # public maps: refused now if they overflow
+        check_unscalable(1.0, stats.x_offset, stats.x_scale, y_map, bool(stats.fit_intercept))
         # the release's plan, before the spend (a failed calibration raised after it)
         self._release_plan(stats.layout, eps, delta, stats.n, stats.weighted, False)
         rng = check_random_state(self.random_state)  # before the spend: it can raise
@@ -1375,6 +1386,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             np.asarray(stats.y_offset, dtype=float).reshape(k),
             np.asarray(stats.y_scale, dtype=float).reshape(k),
         )
+        # the solve's beta is unbounded a priori (noise): clipping it to the largest size that
+        # unscales to finite values (post-processing; it binds only for extreme boxes, e.g.
+        # released or data-read ones) keeps the unscaling from overflowing after the spend
+        cap = unscale_cap(stats.x_offset, stats.x_scale, y_map, stats.fit_intercept)
+        beta = np.clip(beta, -cap, cap)
         coef, intercept = unscale_coefficients(  # (k, p), (k,)
             beta[o:].T, beta[0] if stats.fit_intercept else None, stats.x_offset,
             stats.x_scale, y_map,
