@@ -12,7 +12,13 @@ from dpreg import (
     KNGQuantileRegressor,
     ObjectivePerturbationLogistic,
 )
-from dpreg._bounds import PublicBox, safe_inverse, unscale_coefficients
+from dpreg._bounds import (
+    UNSCALE_LIMIT,
+    PublicBox,
+    safe_inverse,
+    unscale_cap,
+    unscale_coefficients,
+)
 from dpreg._validation import scale_to_unit
 from dpreg.exceptions import PrivacyLeakWarning
 from dpreg.linear_model._quantile_core import scale_features
@@ -161,3 +167,92 @@ def test_bad_bounds_raise_before_spending(make, bounds):
         with pytest.raises(ValueError):
             make(acc, bounds).fit(X, y)
     assert acc.ledger == []
+
+
+# -- the map back to the user's units must not overflow (s22 audits: functional F5, KNG F2)
+def test_unscale_cap_keeps_every_model_finite():
+    # the worst model within the cap: every |b| = cap with the signs that add up
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        p = int(rng.integers(1, 6))
+        lo = rng.choice([-1.0, 1.0], p) * 10.0 ** rng.uniform(-300, 300, p)
+        hi = lo + 10.0 ** rng.uniform(-300, 300, p)
+        hi = np.where(np.isfinite(hi), hi, np.finfo(float).max)
+        box = PublicBox(lo, hi)
+        y_map = (float(rng.choice([-1, 1]) * 10.0 ** rng.uniform(-300, 300)),
+                 float(10.0 ** rng.uniform(-300, 300)))  # fmt: skip
+        cap = unscale_cap(box.mid, box.half, y_map)
+        if cap == 0.0:
+            continue
+        coef = cap * -np.sign(box.mid)[None, :]
+        coef[coef == 0] = cap
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            c, b = unscale_coefficients(coef, np.array([cap]), box.mid, box.half, y_map)
+        assert np.all(np.abs(c) <= UNSCALE_LIMIT * (1 + 1e-12))
+        assert np.all(np.isfinite(b)) and np.all(np.abs(b) <= UNSCALE_LIMIT * (1 + 1e-12))
+
+
+def _functional_report_data():
+    rng = np.random.default_rng(0)
+    return rng.uniform(0, 1e-300, (50, 1)), rng.uniform(-1e300, 1e300, 50)
+
+
+def test_functional_refuses_overflowing_public_boxes_before_the_spend():
+    # the report's settings: a unit slope is 1e300 / 5e-301 = 2e600 in the user's units
+    X, y = _functional_report_data()
+    acc = BudgetAccountant(epsilon=1e6, delta=0.9)
+    model = FunctionalLinearRegression(
+        epsilon=1.0, bounds_X=(0, 1e-300), bounds_y=(-1e300, 1e300), accountant=acc,
+        random_state=0,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="overflow"):
+        model.fit(X, y)
+    assert acc.ledger == []
+    from dpreg.linear_model.functional import sufficient_statistics  # noqa: PLC0415
+
+    stats = sufficient_statistics(X, y, (0, 1e-300), (-1e300, 1e300))
+    with pytest.raises(ValueError, match="overflow"):
+        FunctionalLinearRegression(epsilon=1.0, accountant=acc).fit_statistics(stats)
+    assert acc.ledger == []
+
+
+def test_functional_data_read_extreme_box_fits_without_warning():
+    # data-read bounds (warned before the spend) are not refused; after the spend the
+    # solution is clipped to the size that unscales to finite values: no RuntimeWarning
+    X, y = _functional_report_data()
+    for seed in range(3):
+        acc = BudgetAccountant(epsilon=1e6, delta=0.9)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            model = FunctionalLinearRegression(epsilon=1.0, accountant=acc, random_state=seed)
+            model.fit(X, y)
+        assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_)
+
+
+def test_kng_refuses_overflowing_public_boxes_before_the_spend():
+    # the report's settings: theta up to 1e176 over a half-width 1e-182
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1e-182, 1e-182, (30, 1)), rng.standard_normal(30)
+    acc = BudgetAccountant(10.0)
+    model = KNGQuantileRegressor(
+        bounds_X=(-1e-182, 1e-182), coef_bounds=1e176, random_state=1, accountant=acc
+    )
+    with pytest.raises(ValueError, match="overflow"):
+        model.fit(X, y)
+    assert acc.ledger == []
+
+
+def test_kng_released_box_overflow_is_clipped_without_warning():
+    # a released response box is known only after the spend: the map back is fed theta
+    # clipped to the size that stays finite (post-processing), so nothing warns or is inf
+    rng = np.random.default_rng(2)
+    X, y = rng.uniform(-1e-305, 1e-305, (200, 1)), 1e6 * rng.standard_normal(200)
+    acc = BudgetAccountant(10.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = KNGQuantileRegressor(
+            bounds_X=(-1e-305, 1e-305), bounds_y="private", random_state=0, accountant=acc
+        ).fit(X, y)
+    assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_)

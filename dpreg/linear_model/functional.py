@@ -63,10 +63,12 @@ from .._bounds import (
     check_bounds_groups,
     check_bounds_param,
     check_fit_share,
+    check_unscalable,
     clip_released,
     fit_bounds,
     safe_inverse,
     split_budget,
+    unscale_cap,
     unscale_coefficients,
 )
 from .._validation import (
@@ -440,7 +442,14 @@ def _hull_or_error(layout, epsilon):
 
 
 def make_plan(
-    layout, epsilon, delta=0.0, norm="linf", mechanism="auto", release="auto", split="auto"
+    layout,
+    epsilon,
+    delta=0.0,
+    norm="linf",
+    mechanism="auto",
+    release="auto",
+    split="auto",
+    n=None,
 ):
     """Resolve the estimator's options into a :class:`ReleasePlan` (data-independent).
 
@@ -448,6 +457,14 @@ def make_plan(
     ``norm``, the Gaussian and the flipped Huber mechanism) are compared by the error proxy
     ``sigma_y^2 + sigma_G^2 / (p + 1)`` (the worst-case weight), which depends only on
     ``(p, epsilon, delta)``.
+
+    ``n`` is the public number of roundings per coordinate that the release passes to
+    :func:`privatize_statistic`. The flipped Huber candidate is then calibrated exactly as
+    the release calibrates it (:func:`_huber_release`: the sensitivities inflated by the
+    float error of an ``n``-term sum). Its calibration can fail where the uninflated one
+    succeeds (session-22 audit F1), so ``fit`` plans with the release's own ``n`` and epsilon
+    before the spend: an explicit ``mechanism="huber"`` that cannot be calibrated is then a
+    ``ValueError`` that costs nothing, and ``"auto"`` drops the candidate in both plans alike.
     """
     d, p, fi, k = layout.dim, layout.p, layout.fit_intercept, layout.n_outputs
     norm = check_norm(norm, allowed=NORMS, allow_ball=False)  # names or a number r >= 1
@@ -502,11 +519,18 @@ def make_plan(
         if mechanism in ("auto", "gaussian"):
             std = _gauss_std(epsilon, delta, d2)
             plans.append(ReleasePlan(norm, "gaussian", "joint", 1.0, std, std, "joint gaussian"))
-        if mechanism == "huber":  # explicit request: calibration errors propagate
-            std = math.sqrt(_huber_mechanism(epsilon, delta, d, d1, d2).variance)
+        if mechanism == "huber":  # explicit request: a failed calibration is refused here
+            try:
+                std = math.sqrt(_huber_release(layout, epsilon, delta, n).variance)
+            except (NotImplementedError, RuntimeError) as err:
+                raise ValueError(
+                    f"mechanism='huber' cannot be calibrated for {d} released entries at "
+                    f"epsilon={epsilon!r}, delta={delta!r} (n={n!r}): {err}. Use "
+                    "mechanism='gaussian' or 'auto'."
+                ) from err
             plans.append(ReleasePlan(norm, "huber", "joint", 1.0, std, std, "joint huber"))
         elif mechanism == "auto":
-            std = _huber_std(epsilon, delta, d, d1, d2)
+            std = _huber_std(layout, epsilon, delta, n)
             if std is not None:
                 plans.append(ReleasePlan(norm, "huber", "joint", 1.0, std, std, "joint huber"))
     return min(plans, key=lambda pl: _choice_proxy(pl, layout, epsilon, split))
@@ -560,13 +584,48 @@ def _huber_mechanism(epsilon, delta, d, d1, d2, rng=None):
     )
 
 
-def _huber_std(epsilon, delta, d, d1, d2):
+def _huber_release(layout, epsilon, delta, n=None, rng=None):
+    """The flipped Huber mechanism of the release of ``T`` over ``n`` rounded terms.
+
+    The one place that calibrates it: :func:`make_plan` (before the spend) and
+    :func:`privatize_statistic` (the release) both call this with the same arguments, so a
+    calibration that fails, fails before anything is spent.
+    """
+    from ..noise import L1Ball, L2Ball  # noqa: PLC0415
+    from ..noise._grid import inflate_sensitivity  # noqa: PLC0415
+
+    d, p, fi, k = layout.dim, layout.p, layout.fit_intercept, layout.n_outputs
+    d1, d2 = l1_sensitivity(p, fi, k), l2_sensitivity(p, fi, k)
+    err = _coordinate_error(n)
+    if err > 0:
+        d1, d2 = inflate_sensitivity(d1, err, L1Ball(d)), inflate_sensitivity(d2, err, L2Ball(d))
+    return _huber_mechanism(epsilon, delta, d, d1, d2, rng)
+
+
+def _huber_std(layout, epsilon, delta, n=None):
     if delta <= 0:
         return None
     try:
-        return math.sqrt(_huber_mechanism(epsilon, delta, d, d1, d2).variance)
+        return math.sqrt(_huber_release(layout, epsilon, delta, n).variance)
     except (NotImplementedError, RuntimeError, ValueError):  # no calibration: not a candidate
         return None
+
+
+def _coordinate_error(n):
+    """Bound on ``|fl(T_i) - T_i|`` for every coordinate of the computed ``T`` (0 if ``n`` is
+    None).
+
+    Every computed per-record term lies in [-1, 1] and each coordinate of the moment matrix
+    is a sum of ``n`` rounded products, within ``e = float_sum_error_bound(n, 1,
+    products=True)`` of the exact sum in any order. :meth:`Layout.pack` releases the squares
+    doubled, ``S_j = 2 fl(sum z_j^2)``; the doubling is exact, so ``|S_j - 2 sum z_j^2| <=
+    2 e``: twice the error of the other coordinates (session-22 audit F4). The bound for
+    terms of magnitude 2, ``float_sum_error_bound(n, 2, products=True) = 2 e``, covers every
+    coordinate, the doubled squares included.
+    """
+    from ..noise._grid import float_sum_error_bound  # noqa: PLC0415
+
+    return 0.0 if n is None else float_sum_error_bound(int(n), 2.0, products=True)
 
 
 def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
@@ -576,9 +635,9 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
     ``randomise`` returns the ideal real-valued output rounded exactly to a public grid, so the
     statistic is never added to float noise here. The *computed* statistic differs from the
     exact sum of the computed (clipped, |value| <= 1) per-record terms by at most
-    ``float_sum_error_bound(n, 1, products=True)`` per coordinate (any summation order), so
-    with the public ``n`` each sensitivity is inflated by that error
-    (:func:`dpreg.noise._grid.inflate_sensitivity`) -- a relative change of about ``n * 1e-16``.
+    ``float_sum_error_bound(n, 2, products=True)`` per coordinate (any summation order; the
+    factor 2 covers the doubled squares, :func:`_coordinate_error`), so with the public ``n``
+    each sensitivity is inflated by that error (:func:`dpreg.noise._grid.inflate_sensitivity`).
 
     ``T`` may carry leading batch axes (``(..., dim)``): every row gets an independent draw of
     the same noise law. The release uses one row; the bootstrap of ``_inference`` draws its
@@ -587,15 +646,14 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
     from ..noise import (  # noqa: PLC0415
         GaussianMechanism,
         KNormMechanism,
-        L1Ball,
         L2Ball,
         LinfBall,
     )
-    from ..noise._grid import float_sum_error_bound, inflate_sensitivity  # noqa: PLC0415
+    from ..noise._grid import inflate_sensitivity  # noqa: PLC0415
 
     T = np.asarray(T, dtype=float)
     d, p, fi, k = layout.dim, layout.p, layout.fit_intercept, layout.n_outputs
-    err = 0.0 if n is None else float_sum_error_bound(int(n), 1.0, products=True)
+    err = _coordinate_error(n)
 
     def inflated(sens, ball):
         return inflate_sensitivity(sens, err, ball) if err > 0 else sens
@@ -603,15 +661,8 @@ def privatize_statistic(T, layout, plan, epsilon, delta, rng, n=None):
     if plan.mechanism == "gaussian":
         sens2 = inflated(l2_sensitivity(p, fi, k), L2Ball(d))
         return GaussianMechanism(epsilon, delta, sens2, random_state=rng).randomise(T)
-    if plan.mechanism == "huber":
-        mech = _huber_mechanism(
-            epsilon,
-            delta,
-            d,
-            inflated(l1_sensitivity(p, fi, k), L1Ball(d)),
-            inflated(l2_sensitivity(p, fi, k), L2Ball(d)),
-            rng,
-        )
+    if plan.mechanism == "huber":  # the calibration make_plan checked before the spend
+        mech = _huber_release(layout, epsilon, delta, n, rng)
         return np.asarray(mech.randomise(T), dtype=float).reshape(T.shape)
     if plan.release == "blocks":
         out = np.empty(T.shape)
@@ -1056,18 +1107,25 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         n_pooled = sum(g.size - 1 for g in groups) if groups is not None and private[0] else 0
         n_private = self.n_features_in_ * private[0] + k * private[1] - n_pooled
         n_rows = int(Xv.shape[0])
+        if not any(private) and self.bounds_X is not None and self.bounds_y is not None:
+            # public boxes so extreme that a unit slope overflows in the user's units (tiny
+            # bounds_X, wide bounds_y) are refused now, not after the spend (s22 audit F5)
+            fi = bool(self.fit_intercept)
+            x_box = _scaling(self.bounds_X, self.n_features_in_, None, "bounds_X", fi)
+            y_box = _scaling(self.bounds_y, k, None, "bounds_y", fi)
+            check_unscalable(1.0, x_box[2], x_box[3], (y_box[2], y_box[3]), fi)
         eps_fit = (
             split_budget(self.bounds_share, eps, n_rows, n_private)[1] if any(private) else eps
         )
-        # the plan is validated before the data pass so that bad options fail fast
-        make_plan(
+        # the plan is validated before the data pass so that bad options fail fast, with the
+        # release's own epsilon and rounding count (n = n_rows: the statistics sum every row)
+        self._release_plan(
             Layout(self.n_features_in_, bool(self.fit_intercept), k),
             eps_fit,
             delta,
-            self.norm,
-            self.mechanism,
-            self.release,
-            self.split,
+            n_rows,
+            sample_weight is not None,
+            boostable,
         )
         if _is_dask(Xv):
             from ._dask_stats import dask_statistics, prepare  # noqa: PLC0415
@@ -1154,6 +1212,10 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
         if self._explicit_rounds() > 0:  # "auto" fits without rounds here
             raise ValueError("boost_rounds > 0 needs the rows: use fit(X, y).")
         _check_finite_statistics(stats, self.inference_share > 0)
+        y_map = (stats.y_offset, stats.y_scale)  # public maps: refused now if they overflow
+        check_unscalable(1.0, stats.x_offset, stats.x_scale, y_map, bool(stats.fit_intercept))
+        # the release's plan, before the spend (a failed calibration raised after it)
+        self._release_plan(stats.layout, eps, delta, stats.n, stats.weighted, False)
         rng = check_random_state(self.random_state)  # before the spend: it can raise
         acc.spend(eps, delta)  # atomic reserve before the statistics are used
         self.n_features_in_ = stats.n_features
@@ -1187,30 +1249,50 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
                 f"of the weights: ridge_share must be < {1 - COUNT_SHARE:g}, got {share!r}."
             )
 
-    def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None, rows=None):
-        layout = stats.layout
+    def _epsilon_parts(self, eps, delta, n, weighted, fit_intercept, boostable):
+        """``(rounds, eps_T, eps_y, eps_c, eps_lam, eps_b, eps_clip)`` of a fit with budget
+        ``eps`` (public: the options, ``n``, whether the fit is weighted and whether it can
+        run boosting rounds). ``fit`` calls it before the spend and ``_fit_statistics`` after
+        it with the same arguments, so the release's epsilon is known before the spend.
+        """
         eps_y = eps * float(self.inference_share)
-        # ``rows`` given: boosting rounds and the clip's w^T w (dpreg/linear_model/_boost)
-        rounds = (
-            resolve_rounds(self.boost_rounds, stats.n, eps, delta == 0) if rows is not None else 0
-        )
-        rows = rows if rounds > 0 else None
-        self.boost_rounds_ = rounds
+        # boosting rounds and the clip's w^T w (dpreg/linear_model/_boost)
+        rounds = resolve_rounds(self.boost_rounds, n, eps, delta == 0) if boostable else 0
         b_share, c_share = boost_shares(rounds, self.boost_share, self.boost_clip)
-        eps_b, eps_clip = (eps * b_share, eps * c_share) if rows is not None else (0.0, 0.0)
+        eps_b, eps_clip = (eps * b_share, eps * c_share) if rounds > 0 else (0.0, 0.0)
         # weighted with an intercept: the weight sum (in place of n) is released too
-        eps_c = eps * COUNT_SHARE if stats.weighted and layout.fit_intercept else 0.0
+        eps_c = eps * COUNT_SHARE if weighted and fit_intercept else 0.0
         # ridge="adaptive": a private lambda_min (shares fixed before the data are read)
         eps_lam = eps * float(self.ridge_share) if self.ridge == "adaptive" else 0.0
         # basic composition: eps_T + eps_y + eps_c + eps_lam + eps_b + eps_clip = eps
         eps_T = eps - eps_y - eps_c - eps_lam - eps_b - eps_clip
         # no round-off excess, exactly (a float comparison of the rounded sum missed some)
         parts = shares_within([eps_T, eps_y, eps_c, eps_lam, eps_b, eps_clip], eps, lower=0)
-        eps_T = float(parts[0])
-        plan = make_plan(layout, eps_T, delta, self.norm, self.mechanism, self.release, self.split)
-        rng = check_random_state(self.random_state) if rng is None else rng
+        return rounds, float(parts[0]), eps_y, eps_c, eps_lam, eps_b, eps_clip
+
+    def _release_plan(self, layout, eps, delta, n, weighted, boostable):
+        """``(plan, eps_T, n_round, parts)``: the plan of the release of T, calibrated at the
+        release's epsilon and rounding count (public inputs only; see :meth:`_epsilon_parts`).
+        """
+        parts = self._epsilon_parts(eps, delta, n, weighted, layout.fit_intercept, boostable)
+        eps_T = parts[1]
         # a weighted term fl(fl(w a_j) a_k) has one more rounding: n + 1 covers it
-        n_round = stats.n + 1 if stats.weighted else stats.n
+        n_round = n + 1 if weighted else n
+        plan = make_plan(
+            layout, eps_T, delta, self.norm, self.mechanism, self.release, self.split, n_round
+        )
+        return plan, eps_T, n_round, parts
+
+    def _fit_statistics(self, stats, eps, delta, acc, dtype, one_d, rng=None, rows=None):
+        layout = stats.layout
+        # ``rows`` given: the fit can run boosting rounds (dpreg/linear_model/_boost)
+        plan, eps_T, n_round, parts = self._release_plan(
+            layout, eps, delta, stats.n, stats.weighted, rows is not None
+        )
+        rounds, _, eps_y, eps_c, eps_lam, eps_b, eps_clip = parts
+        rows = rows if rounds > 0 else None
+        self.boost_rounds_ = rounds
+        rng = check_random_state(self.random_state) if rng is None else rng
         T_noisy = privatize_statistic(stats.statistic(), layout, plan, eps_T, delta, rng, n=n_round)
         count = stats.n
         if eps_c > 0:  # Laplace release of sum w_i (each w_i in [0, 1]: sensitivity 1)
@@ -1307,6 +1389,11 @@ class FunctionalLinearRegression(RegressorMixin, BaseEstimator):
             np.asarray(stats.y_offset, dtype=float).reshape(k),
             np.asarray(stats.y_scale, dtype=float).reshape(k),
         )
+        # the solve's beta is unbounded a priori (noise): clipping it to the largest size that
+        # unscales to finite values (post-processing; it binds only for extreme boxes, e.g.
+        # released or data-read ones) keeps the unscaling from overflowing after the spend
+        cap = unscale_cap(stats.x_offset, stats.x_scale, y_map, stats.fit_intercept)
+        beta = np.clip(beta, -cap, cap)
         coef, intercept = unscale_coefficients(  # (k, p), (k,)
             beta[o:].T, beta[0] if stats.fit_intercept else None, stats.x_offset,
             stats.x_scale, y_map,

@@ -556,9 +556,10 @@ class ObjectivePerturbationLogistic(ClassifierMixin, BaseEstimator):
         except TypeError:
             known = np.zeros(len(y), dtype=bool)
         if not np.all(known):
+            # the count, not a value: a label of y is a private record (s22 audit F3)
             raise ValueError(
-                f"y contains labels outside classes={list(classes)!r} (for example "
-                f"{y[~known][0]!r}); every label must belong to the public label set."
+                f"y contains labels outside classes={list(classes)!r} ({int(np.sum(~known))} of "
+                f"{len(y)} labels); every label must belong to the public label set."
             )
         return classes, np.searchsorted(classes, y)
 

@@ -18,8 +18,10 @@ from .._bounds import (
     DEFAULT_BOUNDS_SHARE,
     check_bounds_param,
     check_fit_share,
+    check_unscalable,
     fit_bounds,
     split_budget,
+    unscale_cap,
     unscale_coefficients,
 )
 from .._kng_exact import MIN_BOX_WIDTH, memory_plan
@@ -385,6 +387,14 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         return tau, epsilon, norm, accountant, rng
 
+    def _check_unscalable(self, lower, upper, mid, half):
+        """Refuse (before the spend) a public box whose parameters overflow when mapped back
+        to the user's units: theta / half with a tiny bounds_X half-width and a wide
+        coef_bounds gave inf slopes and a RuntimeWarning after the spend (s22 audit F2)."""
+        if lower.size:
+            bound = max(float(np.max(np.abs(lower))), float(np.max(np.abs(upper))))
+            check_unscalable(bound, mid, half, None, bool(self.fit_intercept), "parameter")
+
     def _domain(self, y, n_active, active, bounds_y=None):
         """The parameter box (scaled parameterisation, active parameters only).
 
@@ -483,6 +493,7 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         p = int(active.sum())
         d = p + int(bool(self.fit_intercept))
         lower, upper = self._domain(y, p, active)
+        self._check_unscalable(lower, upper, mid, half)
         mech, norm_used, sens = None, "linf" if norm == "auto" else norm, float("nan")
         if d > 0:
             mech, norm_used, sens = self._mechanism(
@@ -566,10 +577,15 @@ class KNGQuantileRegressor(RegressorMixin, BaseEstimator):
         n_features = len(mid)
         # map the scaled parameters back to the original units of X
         offset = int(bool(self.fit_intercept))
+        # theta lies in the domain, which the public path checked against the map before the
+        # spend; a released box (private bounds) is only known now, so the map back is fed
+        # theta clipped to the size that stays finite (binds only for such extreme boxes)
+        cap = unscale_cap(mid, half, None, self.fit_intercept)
+        theta_map = np.clip(theta, -cap, cap)
         coef_unit = np.zeros((1, n_features))
-        coef_unit[0, active] = theta[offset:]
+        coef_unit[0, active] = theta_map[offset:]
         coef, intercept = unscale_coefficients(
-            coef_unit, theta[:1] if self.fit_intercept else None, mid, half
+            coef_unit, theta_map[:1] if self.fit_intercept else None, mid, half
         )
         self.coef_ = coef[0]
         self.intercept_ = float(intercept[0])

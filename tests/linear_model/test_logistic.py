@@ -225,6 +225,19 @@ def test_norm_auto_and_lp():
     assert clf.sensitivity_ == 16.0
 
 
+def test_unknown_label_error_quotes_no_label_value():
+    # a label of y is a private record: the error gives how many are unknown, not which
+    # (s22 audit F3; the dask path already did so)
+    X, y = make_data(n=100)
+    y_bad = np.where(np.arange(100) == 7, 7919, y)
+    acc = BudgetAccountant(epsilon=5.0)
+    clf = ObjectivePerturbationLogistic(bounds_X=(-1, 1), classes=[0, 1], accountant=acc)
+    with pytest.raises(ValueError, match="outside classes") as info:
+        clf.fit(X, y_bad)
+    assert "7919" not in str(info.value) and "1 of 100 labels" in str(info.value)
+    assert acc.ledger == []
+
+
 def test_bad_inputs_give_clear_errors():
     X, y = make_data(n=100)
     ok = dict(bounds_X=(-1, 1), classes=[0, 1])
