@@ -43,7 +43,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import stats
 
-from .._random import check_random_state
+from .._random import SecureRngPickling, check_random_state
 from .._validation import check_delta, check_dim, check_epsilon, check_sensitivity
 from . import _exact
 from . import _huber_calibration as _hc
@@ -190,7 +190,7 @@ class FlippedHuber:
         return float(out) if size is None else out
 
 
-class FlippedHuberMechanism:
+class FlippedHuberMechanism(SecureRngPickling):
     """Add iid flipped Huber noise with the minimum variance that meets (epsilon, delta)-DP.
 
     For ``dim > 1`` the candidates are the flipped Huber shapes certified by Theorem 8 and the
