@@ -336,7 +336,8 @@ def exact_delta_mp(epsilon, b, gamma, sensitivity, target=None):
         if D_q <= b_q and excess > 0:
             s_star = (e + bb * D) / (2 * bb)
         elif D_q <= b_q:
-            gap = mpmath.mpf(-excess.numerator) / excess.denominator  # eps - b D >= 0, exact
+            # eps - b D, >= 0 exactly; rounded once here, at the working precision
+            gap = mpmath.mpf(-excess.numerator) / excess.denominator
             if 2 * gap <= D * D:
                 s_star = bb + mpmath.sqrt(2 * gap)
             else:
