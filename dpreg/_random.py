@@ -14,6 +14,15 @@ drawn when the estimator's ``fit`` asks for a generator).
 A seeded ``random_state`` (an int, a ``RandomState`` or a ``Generator``) stays reproducible,
 as scikit-learn users expect; it is meant for tests and examples, **not for releases**: anyone
 who knows the seed knows the noise.
+
+What a mechanism keeps
+----------------------
+A mechanism built with ``random_state=None`` holds its ChaCha generator between releases,
+and ChaCha is seekable: whoever has the key can set the counter back to 0 and replay the noise
+of every earlier release, hence recover the released statistics exactly (audit s22, F3). The
+mechanisms therefore derive from :class:`SecureRngPickling`, which leaves that generator out of
+their pickles (and deep copies); the copy draws from a fresh secure generator. A seeded
+mechanism pickles its generator as before, so it stays reproducible.
 """
 
 from __future__ import annotations
@@ -22,7 +31,13 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_random_state", "random_words", "release_seed", "secure_generator"]
+__all__ = [
+    "SecureRngPickling",
+    "check_random_state",
+    "random_words",
+    "release_seed",
+    "secure_generator",
+]
 
 
 def secure_generator():
@@ -77,6 +92,27 @@ def check_random_state(random_state):
     raise ValueError(
         f"random_state must be None, an int, a RandomState or a Generator, got {random_state!r}."
     )
+
+
+class SecureRngPickling:
+    """Mixin for objects with ``random_state`` and a generator ``_rng`` from
+    :func:`check_random_state`: with ``random_state=None`` the generator (its secret key and
+    counter) is not pickled, and unpickling, or ``copy.deepcopy``, gives a fresh secure one.
+
+    A pickle saved next to a release would otherwise carry the key that produced its noise
+    (see the module docstring). Seeded objects keep their generator in the pickle.
+    """
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if getattr(self, "random_state", None) is None:
+            state.pop("_rng", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "_rng" not in state:
+            self._rng = secure_generator()
 
 
 def random_words(rng, shape):

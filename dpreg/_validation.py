@@ -321,10 +321,29 @@ def shares_within(parts, total, lower=None):
     True
     """
     parts = np.array(parts, dtype=float, copy=True).ravel()
+    if not np.all(np.isfinite(parts)):
+        raise ValueError(f"Budget parts must be finite, got {parts.tolist()!r}.")
+    _check_total(total)
     while _exceeds(parts.tolist(), total):
         k = int(np.argmax(parts)) if lower is None else int(lower)
+        # nextafter towards 0 stalls at 0 (and moves a negative part up): without this check
+        # a part at index `lower` that reached 0 while the sum still exceeded looped forever
+        if parts[k] <= 0.0:
+            raise ValueError(
+                f"Cannot bring the budget parts {parts.tolist()!r} within {total!r} by lowering "
+                f"the part at index {k}."
+            )
         parts[k] = np.nextafter(parts[k], 0.0)
     return parts
+
+
+def _check_total(total):
+    """A budget total (one float or several) must be finite and >= 0: a negative total made
+    :func:`shares_within` and :func:`equal_share` loop forever and a NaN one passed NaN shares
+    on unchecked (audit s22, F5)."""
+    arr = np.atleast_1d(np.asarray(total, dtype=float))
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"A budget total must be finite and >= 0, got {total!r}.")
 
 
 def _exceeds(parts, total):
@@ -346,7 +365,10 @@ def equal_share(total, k):
     >>> math.fsum([equal_share(0.7, 6)] * 6) <= 0.7
     True
     """
+    if isinstance(k, bool) or not isinstance(k, (numbers.Integral, np.integer)) or k < 1:
+        raise ValueError(f"The number of equal shares must be an integer >= 1, got {k!r}.")
     k = int(k)
+    _check_total(total)
     share = float(total) / k
     while _exceeds([share] * k, total):
         share = float(np.nextafter(share, 0.0))

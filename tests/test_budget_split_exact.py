@@ -5,9 +5,11 @@ of 4000 random private-bounds fits, 7235 of 20000 scaler splits). Sums here are 
 (``fractions.Fraction``). Controls: the plain float splits the library used before do exceed.
 """
 
+import signal
 from fractions import Fraction
 
 import numpy as np
+import pytest
 
 import dpreg._bounds as B
 from dpreg._validation import equal_share, shares_within
@@ -26,6 +28,50 @@ def test_shares_within_and_equal_share_are_exact():
         assert sum(map(Fraction, parts)) <= Fraction(eps)
         assert parts[0] == share * eps  # only the named part moves
     assert naive_over > 100
+
+
+def _within_seconds(func, *args, seconds=5):
+    """Call ``func``; a hang (the old helpers looped forever) becomes a test failure."""
+
+    def on_alarm(signum, frame):
+        raise TimeoutError(f"{func.__name__}{args!r} did not return")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+    try:
+        return func(*args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize(
+    "func,args",
+    [
+        (shares_within, ([0.0], -1.0)),  # nextafter towards 0 stalls at 0: looped forever
+        (shares_within, ([0.5], -1.0)),
+        (shares_within, ([0.5, 0.2], [0.3, -0.1])),
+        (shares_within, ([float("nan"), 0.5], 1.0)),  # NaN parts were returned unchecked
+        (shares_within, ([0.5, 0.5], float("nan"))),
+        (shares_within, ([0.5, 0.5], float("inf"))),
+        (shares_within, ([float("inf")], 1.0)),
+        (shares_within, ([0.0, 0.5], 0.25, 0)),  # the named part is 0 and the sum exceeds
+        (equal_share, (-1.0, 3)),  # a negative share moved up: looped forever
+        (equal_share, (float("nan"), 3)),  # NaN share returned
+        (equal_share, (float("inf"), 3)),
+        (equal_share, (1.0, 0)),  # ZeroDivisionError
+        (equal_share, (1.0, -2)),
+        (equal_share, (1.0, 2.5)),
+        (equal_share, (1.0, True)),
+    ],
+)
+def test_budget_helpers_refuse_bad_totals_and_counts(func, args):
+    """Audit s22 F5: the helpers are total (a ValueError) on public nonsense."""
+    with pytest.raises(ValueError):
+        _within_seconds(func, *args)
+    # and stay as before on good input, including a zero total
+    assert shares_within([0.0, 0.0], 0.0).tolist() == [0.0, 0.0]
+    assert equal_share(0.0, 4) == 0.0
 
 
 def _fit_bounds_spent(monkeypatch, n, p, eps, share, kind):

@@ -25,6 +25,7 @@ The released float is ``fl(N) * g`` -- a deterministic function of N (post-proce
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -563,7 +564,7 @@ def _release_rejection(prog, q, values, vint, vfrac, e, rng):
             if got is None:  # cannot happen for a sure accept; redraw to stay exact anyway
                 failed.append(tgt[j])
             else:
-                out[tgt[j]] = np.array([float(c) for c in got]) * g
+                out[tgt[j]] = _grid_values(got, g)
         todo = np.concatenate([todo[idx.size :], np.asarray(failed, dtype=todo.dtype)])
     return out
 
@@ -588,7 +589,7 @@ def _rejection_in_order(prog, q, words, k, sign, values, vint, vfrac, todo, e, r
             got = _slow_row(prog, q, words[i], values[row], e, rng, True)
             if got is None:
                 continue
-        out[row] = np.array([float(c) for c in got]) * g
+        out[row] = _grid_values(got, g)
         t += 1
     return todo[t:]
 
@@ -663,7 +664,7 @@ def _release_chunk(sampler, values, e, rng):
             if not certain.all():  # rare: refine only the rows with an undecided cell
                 for i in np.unique(np.nonzero(~certain)[0]):
                     got = _slow_row(prog, q, words[i], values[i], e, rng, False)
-                    out[i] = np.array([float(c) for c in got]) * g
+                    out[i] = _grid_values(got, g)
             return out
         if first:
             out = np.empty_like(values)
@@ -685,8 +686,31 @@ def _release_chunk(sampler, values, e, rng):
             if got is None:
                 retry[i] = True
             else:
-                out[row] = np.array([float(c) for c in got]) * g
+                out[row] = _grid_values(got, g)
         pending = pending[retry]
+    return out
+
+
+def _grid_values(cells, g):
+    """The released floats ``N * g`` of the integers ``N`` of a row (``g`` a power of two).
+
+    Correctly rounded, and ``+-inf`` where that overflows: a function of ``N`` alone, as the
+    release must be. ``float(N) * g`` rounds once (scaling by a power of two is exact in the
+    normal range, and ``N * g >= g >= 2^-1022``), but ``float(N)`` itself raises for
+    ``|N| >= 2^1024``, which a finite value above ``2^1023 g`` reaches (``1e302`` at scale 1,
+    audit s22 F2): an exception that depended on the private value and came after the draw.
+    Those rows go through the exact rational ``N * g``.
+    """
+    out = np.empty(len(cells))
+    for i, c in enumerate(cells):
+        c = int(c)
+        try:
+            out[i] = float(c) * g
+        except OverflowError:
+            try:
+                out[i] = float(Fraction(c) * Fraction(g))
+            except OverflowError:
+                out[i] = math.inf if c > 0 else -math.inf
     return out
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._random import random_words
 from ._ballarith import _LIBM_REL, _FloatBackend
-from ._exact import _RHO, _S_MIN, _keys, _refine_row
+from ._exact import _RHO, _S_MIN, _grid_values, _keys, _refine_row
 
 # linearisation limit: a relative error above this is treated as undecided (the bounds below
 # keep their second-order terms inside a 2^-18 relative slack only below it)
@@ -276,5 +276,5 @@ def _l2_chunk(prog, m, scale, values, vint, vfrac, exact, e, rng):
                 nums[m + j], nums[m + p + j] = nu, nv
                 bits[m + j] = bits[m + p + j] = b
         got = _refine_row(prog, nums, bits, np.ones((1, len(nums))), values[i], e, rng, False)
-        cells[i] = np.array([float(c) for c in got]) * g
+        cells[i] = _grid_values(got, g)
     return cells

@@ -45,7 +45,7 @@ import numpy as np
 
 from .._random import random_words
 from ._ballarith import _FloatBackend
-from ._exact import _fast_cells, _fast_sign, _keys, _signs, _split_values
+from ._exact import _fast_cells, _fast_sign, _grid_values, _keys, _signs, _split_values
 
 _EXTRA_BITS = 64
 _CHUNK_WORDS = 16384  # as in _exact: a chunk of about this many words per row group
@@ -266,7 +266,7 @@ def _release_chunk(values, p, c, scale, e, rng):
             if i * m + j in refined:
                 nums[j], bits[j] = refined[i * m + j]
         got = _slow_row(wR[i], nums, bits, S[i], values[i], p, scale, e, rng)
-        cells[i] = np.array([float(v) for v in got]) * g
+        cells[i] = _grid_values(got, g)
     return cells
 
 

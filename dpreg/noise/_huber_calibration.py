@@ -13,13 +13,22 @@ A shift ``Delta`` of ``T`` is a shift ``D = Delta / gamma`` of ``S``, so privacy
 involve ``(b, D)``. All quantities are evaluated in log space (``log_ndtr``, ``erfcx``,
 ``logaddexp``) so that they stay finite for ``b`` from 0 (Gaussian) to 1e6 (Laplace-like)
 and for ``delta`` down to 1e-300. See ``docs/flipped_huber.md`` for derivations.
+
+Float evaluation guides the calibration search but does not certify it. At the 1-D optimum
+the Laplace plateau of the loss, ``b D``, sits at eps to within round-off, and a plateau a few
+ulps above eps costs delta ~ 1e-16, far above a small target. So the released 1-D pair is
+verified by :func:`exact_delta_mp`: it decides the plateau's side exactly (rationals on the
+released floats ``b = fl(alpha / gamma)``, ``gamma``, ``Delta``) and evaluates delta in
+multiprecision (see ``calibrate_1d``).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 
+import mpmath
 import numpy as np
 from scipy import optimize, special
 
@@ -186,7 +195,28 @@ def sample_std(rng, b, size):
 # exact one-dimensional privacy profile (Theorem 3 of seed 003, re-derived)
 # ---------------------------------------------------------------------------------------------
 def _centred_loss(u, b, h):
-    return _rho_s(u + h, b) - _rho_s(u - h, b)
+    """rho_b(u + h) - rho_b(u - h) for u >= 0, by the closed form of its segment.
+
+    As a difference of two ``rho`` values the loss cancels catastrophically when ``b`` is large
+    (``rho ~ b^2 / 2`` against a loss of order eps), and the plateau picks up the round-off
+    of each term, so two points of the same plateau could compare differently against eps
+    (``b*b - b*(b - D)`` against ``b*D``). The segment search then took a point past a larger
+    value as the last one below eps (audit s22, F1). Each segment's formula (the table in
+    ``docs/flipped_huber.md``, with ``a = u + h``, ``c = u - h``, ``D = 2h``) is monotone in
+    ``u`` and the pieces meet at the breakpoints, so the float values of the breakpoints are
+    nondecreasing up to an ulp where two formulas meet, and the plateau is one value, ``b*D``.
+    """
+    D = 2.0 * h
+    a, c = u + h, u - h
+    if a > b and (c > b or c < -b):
+        return D * u  # both ends in the Gaussian tails: (a^2 - c^2) / 2
+    if a > b and c >= 0.0:
+        return 0.5 * (a - b) ** 2 + b * D
+    if a > b:
+        return 0.5 * (a + b) ** 2 - b * D
+    if c < 0.0:
+        return 2.0 * b * u  # both ends in the Laplace core, opposite signs: b (a + c)
+    return b * D  # the plateau: both ends in [0, b]
 
 
 def centred_loss_inverse(eps, b, h):
@@ -194,22 +224,31 @@ def centred_loss_inverse(eps, b, h):
 
     The centred loss is continuous, nondecreasing and piecewise (linear or square-root) between
     the breakpoints where ``u +- h`` crosses ``-b, 0, b``; we locate the segment by evaluating
-    the breakpoints and solve on that segment.
+    the breakpoints and solve on that segment. The segment is the one that ends at the *first*
+    breakpoint whose loss exceeds eps: the true loss is nondecreasing, so that is the same as
+    "the last breakpoint with loss <= eps", but the float values need not be monotone and only
+    the first rule never puts ``u*`` beyond a point where the loss is already above eps.
+    This float routine serves the search and ``privacy_profile``; the released calibration is
+    verified independently by :func:`exact_delta_mp`.
     """
     D = 2.0 * h
     pts = sorted({0.0, *[p for p in (b - h, h - b, h, b + h) if p > 0.0]})
     vals = [_centred_loss(p, b, h) for p in pts]
-    k = max(i for i, v in enumerate(vals) if v <= eps)
+    above = [i for i, v in enumerate(vals) if v > eps]
+    if above and above[0] == 0:  # the loss at u = 0 is 0 <= eps; only reachable for eps < 0
+        return 0.0
+    k = above[0] - 1 if above else len(pts) - 1
     lo = pts[k]
     hi = pts[k + 1] if k + 1 < len(pts) else math.inf
     mid = lo + 1.0 if hi == math.inf else 0.5 * (lo + hi)
     a, c = mid + h, mid - h
+    plateau = b * D
     if a > b and (c > b or c < -b):
         u = eps / D  # both ends in the Gaussian tails: loss = D u
     elif a > b and c >= 0.0:
-        u = b + math.sqrt(max(2.0 * (eps - b * D), 0.0)) - h
+        u = b + math.sqrt(max(2.0 * (eps - plateau), 0.0)) - h
     elif a > b:
-        u = math.sqrt(max(2.0 * (eps + b * D), 0.0)) - b - h
+        u = math.sqrt(max(2.0 * (eps + plateau), 0.0)) - b - h
     elif c < 0.0:
         u = eps / (2.0 * b)  # both ends in the Laplace core, opposite signs: loss = 2 b u
     else:  # plateau b D <= eps cannot be a segment whose right end exceeds eps
@@ -236,6 +275,98 @@ def exact_delta(epsilon, alpha, gamma, sensitivity):
     """Exact delta(epsilon) of the 1-D flipped Huber mechanism (necessary and sufficient)."""
     b = alpha / gamma
     return math.exp(exact_log_delta_std(float(epsilon), b, sensitivity / gamma))
+
+
+def _mp_sf_std(s, b, log_z):
+    """P(S > s) of the standardised law in mpmath (closed form, no cancellation in either
+    tail: the left half uses the symmetry ``P(S > s) = 1 - P(S > -s)``)."""
+    a = abs(s)
+    tail = mpmath.exp(-b * b / 2) * mpmath.sqrt(2 * mpmath.pi)
+    if b == 0 or a > b:
+        r = tail * mpmath.erfc(a / mpmath.sqrt(2)) / 2
+    else:  # (e^{-b a} - e^{-b^2}) / b + the tail beyond b
+        r = mpmath.exp(-b * a) * -mpmath.expm1(-b * (b - a)) / b
+        r += tail * mpmath.erfc(b / mpmath.sqrt(2)) / 2
+    r = r / mpmath.exp(log_z)
+    return r if s >= 0 else 1 - r
+
+
+def exact_delta_mp(epsilon, b, gamma, sensitivity, target=None):
+    """delta(epsilon) of the 1-D mechanism for the *released floats*, in multiprecision.
+
+    Independent of the float routine above (:func:`exact_log_delta_std`): the shape ``b`` is
+    the float the sampler uses (``fl(alpha / gamma)``), the shift ``D = Delta / gamma`` is taken
+    as the exact rational, and the sign of the plateau excess ``b D - eps`` is decided exactly
+    in :class:`fractions.Fraction`. With ``L(s) = rho_b(s) - rho_b(s - D)`` (nondecreasing,
+    the log-ratio of the densities of ``S + D`` and ``S``) and ``s* = inf{s : L(s) > eps}``,
+
+        delta = P(S > s* - D) - e^eps P(S > s*).
+
+    ``L`` is strictly increasing except on the plateau ``s in [D, b]`` (when ``D <= b``) where
+    it equals ``b D``; so
+
+    * ``D <= b`` and ``b D > eps``: ``s*`` lies below the plateau, on ``[0, D]`` where
+      ``L = 2 b s - b D``, i.e. ``s* = (eps + b D) / (2 b)`` (the plateau then carries
+      ``delta >= (about) P(plateau)(b D - eps)``, however small the target);
+    * ``D <= b`` and ``b D <= eps``: ``s* >= b``; on ``[b, b + D]`` ``L = (s - b)^2 / 2 + b D``
+      and beyond ``L = s D - D^2 / 2``, each solved in closed form;
+    * ``D > b``: no plateau, ``s*`` by bisection on the strictly increasing ``L``.
+
+    ``delta`` is first order insensitive to the error in ``s*`` (the derivative in ``s*`` is
+    ``f(s*)(e^{L(s*)} - e^eps) = 0``). The working precision is ``max(50, -log10(target) + 30)``
+    digits, so that the absolute error of the difference (whose terms may be of order 1 when
+    the plateau counts) is far below ``target``.
+    """
+    eps_q, b_q = Fraction(float(epsilon)), Fraction(float(b))
+    D_q = Fraction(float(sensitivity)) / Fraction(float(gamma))
+    excess = b_q * D_q - eps_q  # exact plateau loss minus eps
+    dps = 50 if target is None else max(50, int(-math.log10(float(target))) + 30)
+    with mpmath.workdps(dps):
+        e, bb = mpmath.mpf(float(epsilon)), mpmath.mpf(float(b))
+        D = mpmath.mpf(D_q.numerator) / D_q.denominator
+        if bb == 0:
+            log_z = mpmath.log(mpmath.sqrt(2 * mpmath.pi))
+        else:
+            log_z = mpmath.log(
+                2 * -mpmath.expm1(-bb * bb) / bb
+                + mpmath.exp(-bb * bb / 2)
+                * mpmath.sqrt(2 * mpmath.pi)
+                * mpmath.erfc(bb / mpmath.sqrt(2))
+            )
+        if D_q <= b_q and excess > 0:
+            s_star = (e + bb * D) / (2 * bb)
+        elif D_q <= b_q:
+            # eps - b D, >= 0 exactly; rounded once here, at the working precision
+            gap = mpmath.mpf(-excess.numerator) / excess.denominator
+            if 2 * gap <= D * D:
+                s_star = bb + mpmath.sqrt(2 * gap)
+            else:
+                s_star = e / D + D / 2
+
+        else:
+
+            def rho(x):
+                ax = abs(x)
+                return bb * ax if ax <= bb else (ax * ax + bb * bb) / 2
+
+            def loss(x):
+                return rho(x) - rho(x - D)
+
+            lo, hi = mpmath.mpf(-1), mpmath.mpf(1)
+            while loss(lo) > e:
+                lo *= 2
+            while loss(hi) <= e:
+                hi *= 2
+            tol = mpmath.mpf(10) ** (5 - dps)
+            while hi - lo > tol * max(1, abs(hi)):
+                mid = (lo + hi) / 2
+                if loss(mid) > e:
+                    hi = mid
+                else:
+                    lo = mid
+            s_star = (lo + hi) / 2
+        delta = _mp_sf_std(s_star - D, bb, log_z) - mpmath.exp(e) * _mp_sf_std(s_star, bb, log_z)
+        return max(delta, mpmath.mpf(0))
 
 
 def log_concave_delta(epsilon, sensitivity, logpdf, logcdf, scale=1.0):
@@ -394,10 +525,23 @@ def calibrate_1d(epsilon, delta, sensitivity, n_grid=121):
     D = max_shift_std(eps, dlt, b_best)
     gamma = sens / D
     alpha = b_best * gamma
-    # re-verify in the representation that is released (alpha, gamma, sens): round-off in
-    # b = alpha / gamma and D = sens / gamma must not push delta above the target
-    while exact_delta(eps, alpha, gamma, sens) > dlt:
-        gamma *= 1.0 + 1e-12
+    # Re-verify in the representation that is released: the sampler draws with the floats
+    # b = fl(alpha / gamma) and gamma, and the shift is sens / gamma as a real number. The float
+    # routine alone is not enough: at the optimum the plateau b D sits at eps to within
+    # round-off, and for small targets an excess of one ulp already costs delta ~ 1e-16 (the
+    # float check missed it and released delta up to 1e-13 for targets down to 1e-300, audit
+    # s22 F1). exact_delta_mp decides the plateau's side exactly and evaluates delta in
+    # multiprecision. Raising gamma at fixed b lowers D and hence delta (Lemma 11); the relative
+    # step starts at one ulp and doubles, so the loop is short and overshoots by at most 2x.
+    # The float check is kept too, so that privacy_profile (float) agrees with the target.
+    target = mpmath.mpf(dlt)
+    step = 2.0**-52
+    while (
+        exact_delta(eps, alpha, gamma, sens) > dlt
+        or exact_delta_mp(eps, alpha / gamma, gamma, sens, dlt) > target
+    ):
+        gamma *= 1.0 + step
+        step *= 2.0
         alpha = b_best * gamma
     return alpha, gamma
 

@@ -8,12 +8,12 @@ import mpmath
 import numpy as np
 from scipy import optimize, special
 
-from .._random import check_random_state
+from .._random import SecureRngPickling, check_random_state
 from .._validation import check_delta, check_epsilon, check_sensitivity
 from . import _exact
 
 
-class LaplaceMechanism:
+class LaplaceMechanism(SecureRngPickling):
     """Add iid Laplace(sensitivity / epsilon) noise to each coordinate.
 
     Guarantee: (epsilon, 0)-DP for a statistic with l1 sensitivity ``sensitivity``
@@ -183,7 +183,7 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity):
     return sigma
 
 
-class GaussianMechanism:
+class GaussianMechanism(SecureRngPickling):
     """Add iid N(0, sigma^2) noise calibrated by the analytic Gaussian mechanism.
 
     Guarantee: (epsilon, delta)-DP for a statistic with l2 sensitivity ``sensitivity``, for

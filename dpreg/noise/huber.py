@@ -38,14 +38,31 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 from scipy import stats
 
-from .._random import check_random_state
+from .._random import SecureRngPickling, check_random_state
 from .._validation import check_delta, check_dim, check_epsilon, check_sensitivity
 from . import _exact
 from . import _huber_calibration as _hc
+
+
+def _mul_up(a, b):
+    """An upper bound on the real product ``a * b``: ``fl(a * b)``, one ulp up unless exact."""
+    p = float(a) * float(b)
+    if Fraction(p) >= Fraction(a) * Fraction(b):
+        return p
+    return math.nextafter(p, math.inf)
+
+
+def _sqrt_up(x):
+    """An upper bound on the real ``sqrt(x)``: ``fl(sqrt(x))``, one ulp up unless exact."""
+    r = math.sqrt(x)
+    if Fraction(r) ** 2 >= Fraction(x):
+        return r
+    return math.nextafter(r, math.inf)
 
 
 def _check_alpha(alpha):
@@ -173,7 +190,7 @@ class FlippedHuber:
         return float(out) if size is None else out
 
 
-class FlippedHuberMechanism:
+class FlippedHuberMechanism(SecureRngPickling):
     """Add iid flipped Huber noise with the minimum variance that meets (epsilon, delta)-DP.
 
     For ``dim > 1`` the candidates are the flipped Huber shapes certified by Theorem 8 and the
@@ -251,12 +268,12 @@ class FlippedHuberMechanism:
         k = self.dim
         d_inf = self.sensitivity
         d2 = (
-            math.sqrt(k) * d_inf
+            _mul_up(_sqrt_up(k), d_inf)
             if l2_sensitivity is None
             else check_sensitivity(l2_sensitivity, name="l2_sensitivity")
         )
         d1 = (
-            k * d_inf
+            _mul_up(k, d_inf)
             if l1_sensitivity is None
             else check_sensitivity(l1_sensitivity, name="l1_sensitivity")
         )
@@ -266,10 +283,13 @@ class FlippedHuberMechanism:
                     "For dim == 1 the l1, l2 and l-inf sensitivities coincide; pass only "
                     "`sensitivity`."
                 )
-        # implied bounds between the norms of any d in R^k (always sound to apply)
+        # implied bounds between the norms of any d in R^k (always sound to apply). Each
+        # implied bound is rounded up: a float product or sqrt can land below the real bound,
+        # and e.g. d1 = fl(sqrt(k) d2) one ulp low makes the Laplace limit exceed eps (audit s22,
+        # F4: k = 6, d2 = 1.6157631780006816).
         d_inf = min(d_inf, d2, d1)
-        d2 = min(d2, math.sqrt(k) * d_inf, math.sqrt(d_inf * d1))
-        d1 = min(d1, math.sqrt(k) * d2, k * d_inf)
+        d2 = min(d2, _mul_up(_sqrt_up(k), d_inf), _sqrt_up(_mul_up(d_inf, d1)))
+        d1 = min(d1, _mul_up(_sqrt_up(k), d2), _mul_up(k, d_inf))
         self.linf_sensitivity_ = d_inf
         self.l2_sensitivity = d2
         self.l1_sensitivity = d1

@@ -26,14 +26,14 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from .._random import check_random_state
+from .._random import SecureRngPickling, check_random_state
 from .._validation import check_dim, check_epsilon, check_sensitivity
 from ..exceptions import PrivacyLeakWarning
 from . import _exact
 from .balls import _size_shape, make_ball
 
 
-class KNormMechanism:
+class KNormMechanism(SecureRngPickling):
     """Add noise with density proportional to ``exp(-epsilon * ||v||_K / sensitivity)``.
 
     Parameters

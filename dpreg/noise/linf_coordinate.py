@@ -106,7 +106,20 @@ class LinfKNormCoordinate:
         return np.vectorize(self._isf_one, otypes=[float])(q)
 
     def ppf(self, p):
-        return self.isf(1.0 - np.asarray(p, dtype=float))
+        """The ``t`` with ``P(T <= t) = p`` (``0 < p < 1``).
+
+        The law is symmetric, so ``ppf(p) = -isf(p)``; that form is used for ``p < 1/2``.
+        ``isf(1 - p)`` there rounds ``1 - p`` first and loses the lower tail's digits
+        (``cdf(ppf(1e-12))`` was off by 2.2e-5 relative, audit s22 F5); for ``p >= 1/2`` the
+        subtraction ``1 - p`` is exact (Sterbenz).
+        """
+        p = np.asarray(p, dtype=float)
+        if np.any(~((p > 0) & (p < 1))):
+            raise ValueError("p must lie strictly between 0 and 1.")
+        low = p < 0.5
+        lower = -self.isf(np.where(low, p, 0.5))
+        upper = self.isf(np.where(low, 0.5, 1.0 - p))
+        return np.where(low, lower, upper)
 
     def _isf_one(self, q):
         if q == 0.5:

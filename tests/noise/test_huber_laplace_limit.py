@@ -75,3 +75,26 @@ def test_laplace_privacy_profile_is_a_valid_bound():
     big = FlippedHuberMechanism(800.0, 1e-5, 1.0, dim=3, l1_sensitivity=1.0)
     assert math.isfinite(big.privacy_profile(1.0))
     assert "laplace_scale=3" in repr(mech)
+
+
+def test_tightened_sensitivities_are_never_below_the_real_bounds():
+    """Audit s22 F4: with d_inf = d2 given, Delta_1 is tightened to sqrt(k) d2, and the float
+    product fl(sqrt(k) d2) rounded one ulp below the real bound; the Laplace limit's scale
+    Delta_1 / eps (rounded up by the release) then fell short of sqrt(k) d2 / eps and the
+    shift d2 / sqrt(k) (1, ..., 1) had privacy loss eps (1 + 3e-17). Exact rationals."""
+    from fractions import Fraction
+
+    from dpreg.noise._exact import _up
+
+    k, d2, eps = 6, 1.6157631780006816, 1.0
+    m = FlippedHuberMechanism(eps, 1e-30, d2, dim=k, l2_sensitivity=d2)
+    assert m.kind == "laplace"
+    # the implied bounds, as real numbers: Delta_1 <= sqrt(k) Delta_2, Delta_2 <= sqrt(k) d_inf
+    assert Fraction(m.l1_sensitivity) ** 2 >= k * Fraction(d2) ** 2
+    assert Fraction(m.l2_sensitivity) ** 2 >= Fraction(d2) ** 2
+    scale = _up(m.l1_sensitivity / eps)  # the scale release_laplace uses
+    assert (Fraction(scale) * Fraction(eps)) ** 2 >= k * Fraction(d2) ** 2
+    # defaults are exact where the products are (dim 1, perfect squares)
+    assert FlippedHuberMechanism(1.0, 1e-6, 1.0).l2_sensitivity == 1.0
+    m4 = FlippedHuberMechanism(1.0, 1e-6, 1.0, dim=4)
+    assert (m4.l1_sensitivity, m4.l2_sensitivity) == (4.0, 2.0)
