@@ -83,6 +83,7 @@ def test_noise_draws_unpack_each_replicate():
 
     ns = NS()
     ns.layout, ns.plan, ns.epsilon, ns.delta = layout, plan, 1.0, 0.0
+    ns.rounding_rows = None  # no float-error inflation: the release below has none either
     grams, xtys = inf.noise_draws(ns, 50, np.random.default_rng(0))
     assert grams.shape == (50, 3, 3) and xtys.shape == (50, 3)
     # each replicate is the layout's own unpack of one row of the batched release

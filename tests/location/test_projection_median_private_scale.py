@@ -289,9 +289,9 @@ def test_private_test_passes_on_real_data(package, item, cols, box):
 
 def test_private_scale_warns_when_scale_draws_are_underfunded():
     """At n = 1,000, d = 2, epsilon = 0.25 each scale draw gets ~16 ranks of budget (< 32):
-    the fit warns, from public quantities and before the spend (an accountant too small for
-    the fit still sees the warning and nothing is spent); at epsilon = 1 (~62 ranks) no such
-    warning."""
+    the fit warns, from public quantities and before the spend (under warnings as errors
+    nothing is spent); at epsilon = 1 (~62 ranks) no such warning. An accountant too small
+    for the fit refuses first (the budget is checked before the data are read, SPEC)."""
     import warnings
 
     from dpreg.exceptions import BudgetExceededError
@@ -299,10 +299,15 @@ def test_private_scale_warns_when_scale_draws_are_underfunded():
     X = np.random.default_rng(0).standard_normal((1000, 2))
     kw = dict(norm="linf", scale="private", random_state=0)
     acc = BudgetAccountant(epsilon=0.1, delta=1.0)
-    with pytest.warns(UserWarning, match="ranks of budget"):
-        with pytest.raises(BudgetExceededError):
-            PrivateProjectionMedian(epsilon=0.25, accountant=acc, **kw).fit(X)
+    with pytest.raises(BudgetExceededError):
+        PrivateProjectionMedian(epsilon=0.25, accountant=acc, **kw).fit(X)
     assert acc.spent[0] == 0.0
+    acc = BudgetAccountant(delta=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        with pytest.raises(UserWarning, match="ranks of budget"):
+            PrivateProjectionMedian(epsilon=0.25, accountant=acc, **kw).fit(X)
+    assert acc.spent[0] == 0.0  # the warning came before the spend
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
