@@ -268,3 +268,22 @@ def test_a_child_that_outlives_its_parent_refuses_clearly(tmp_path, monkeypatch)
     assert result.startswith("BudgetStoreError") and "has exited" in result, result
     assert "nothing was spent" in result
     assert not list(tmp_path.glob("dpreg-session-*"))  # no dead session re-created
+
+
+def test_a_removed_own_session_is_named_as_such(tmp_path):
+    # a temp cleaner removing a live process's own session: the refusal must not claim that a
+    # parent exited (the message of a followed session that is gone)
+    code = """
+import shutil
+from dpreg import BudgetAccountant
+from dpreg.accounting import _default
+BudgetAccountant.default().spend(1.0)
+shutil.rmtree(_default._own)
+try:
+    BudgetAccountant.default().spend(1.0)
+    print("spent")
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+    out = _run_script(tmp_path, code).strip()
+    assert out.startswith("BudgetStoreError") and "was removed while the process runs" in out

@@ -293,6 +293,14 @@ def _global_accountant(session):
 
 
 def _gone_error(session):
+    if session == _own:  # alive, so its own directory was removed from outside
+        return BudgetStoreError(
+            f"This process's accounting session {session!r} was removed while the process "
+            "runs (a temporary-directory cleaner?). Its global ledger and the default it "
+            "publishes to its workers are gone, so an estimator given accountant=None refuses "
+            "rather than start a new ledger; nothing was spent. Pass an explicit accountant= "
+            "(one with a path), or restart the process."
+        )
     return BudgetStoreError(
         f"The session {session!r} that this process's default accountant comes from is gone: "
         "the process that owned it (the one that started this process, or an ancestor) has "
