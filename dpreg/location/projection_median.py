@@ -83,11 +83,11 @@ AUTO_TAU_TARGET = 0.4
 def _row_count(X):
     """The number of rows of an array-like without reading its values (None if unknown)."""
     shape = getattr(X, "shape", None)
-    if shape is not None:
-        return int(shape[0]) if len(shape) else None
     try:
+        if shape is not None:  # (a lazy array's unknown length is NaN: None then)
+            return int(shape[0]) if len(shape) else None
         return len(X)
-    except TypeError:
+    except (TypeError, ValueError):
         return None
 
 
